@@ -1,0 +1,197 @@
+#include "ranks/discovery.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+namespace ranks {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<int> capture_int(const std::string& text, const std::regex& re) {
+  std::smatch m;
+  if (!std::regex_search(text, m, re) || m.size() < 2 || !m[1].matched) return std::nullopt;
+  const std::string s = m[1].str();
+  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), ::isdigit)) return std::nullopt;
+  return std::stoi(s);
+}
+
+void add_file(const fs::path& p, std::vector<ProfileFile>& out) {
+  ProfileFile f;
+  f.path = p.string();
+  std::error_code ec;
+  f.size = int64_t(fs::file_size(p, ec));
+  if (ec) f.size = 0;
+  out.push_back(std::move(f));
+}
+
+std::string trim(std::string s) {
+  auto ws = [](unsigned char c) { return std::isspace(c); };
+  s.erase(s.begin(), std::find_if_not(s.begin(), s.end(), ws));
+  s.erase(std::find_if_not(s.rbegin(), s.rend(), ws).base(), s.end());
+  return s;
+}
+
+std::map<std::string, std::vector<RankMapEntry>> read_rank_map(const std::string& file,
+                                                                const std::vector<ProfileFile>& files) {
+  std::ifstream in(file);
+  if (!in) throw UsageError(file + ": cannot read rank map");
+  std::map<std::string, std::vector<RankMapEntry>> out;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    size_t pos = 0;
+    for (size_t comma; (comma = line.find(',', pos)) != std::string::npos; pos = comma + 1)
+      cells.push_back(trim(line.substr(pos, comma - pos)));
+    cells.push_back(trim(line.substr(pos)));
+    if (lineno == 1 && cells.size() == 3 && cells[2] == "rank") continue;  // header
+    auto bad = [&](const std::string& why) {
+      return UsageError(file + ":" + std::to_string(lineno) + ": " + why + " (expected file,key,rank)");
+    };
+    if (cells.size() != 3) throw bad("need 3 columns");
+    RankMapEntry e;
+    try {
+      size_t used = 0;
+      e.rank = std::stoi(cells[2], &used);
+      if (used != cells[2].size() || e.rank < 0) throw bad("rank must be a non-negative integer");
+      const std::string& key = cells[1];
+      if (key.rfind("pid=", 0) == 0) e.pid = std::stoll(key.substr(4));
+      else if (key.rfind("device=", 0) == 0) e.device = std::stoll(key.substr(7));
+      else if (!key.empty()) e.device = std::stoll(key);
+    } catch (const std::logic_error&) {
+      throw bad("unreadable number");
+    }
+    // Match the listed file by path, or by file name when unique.
+    std::string match;
+    for (const auto& f : files)
+      if (f.path == cells[0] || fs::path(f.path).filename() == cells[0]) {
+        if (!match.empty() && fs::path(f.path).filename() == cells[0] && f.path != cells[0])
+          throw bad("file name '" + cells[0] + "' is ambiguous: give the path");
+        match = f.path;
+      }
+    if (match.empty()) throw bad("no discovered profile matches '" + cells[0] + "'");
+    out[match].push_back(e);
+  }
+  return out;
+}
+
+}  // namespace
+
+Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOptions& opt) {
+  Discovery d;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    fs::path p(in);
+    if (fs::is_directory(p, ec)) {
+      fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+      if (ec) throw UsageError(in + ": cannot list directory (" + ec.message() + ")");
+      for (; it != end; it.increment(ec)) {
+        if (ec) throw UsageError(in + ": cannot list directory (" + ec.message() + ")");
+        const auto name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') {
+          if (it->is_directory(ec)) it.disable_recursion_pending();
+          continue;
+        }
+        if (it->path().extension() == ".sqlite" && !it->is_directory(ec)) add_file(it->path(), d.files);
+      }
+    } else if (fs::exists(p, ec)) {
+      add_file(p, d.files);
+    } else {
+      throw UsageError(in + ": no such file or directory");
+    }
+  }
+  std::sort(d.files.begin(), d.files.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  d.files.erase(std::unique(d.files.begin(), d.files.end(), [](auto& a, auto& b) { return a.path == b.path; }),
+                d.files.end());
+  if (d.files.empty()) throw UsageError("no profile (*.sqlite) found in " + (inputs.empty() ? "" : inputs[0]));
+
+  std::regex rank_re, node_re(R"((?:node|host|nid)[-_]?(\d+))", std::regex::icase),
+      trailing_re(R"((\d+)\.sqlite$)");
+  try {
+    rank_re = opt.rank_pattern.empty()
+                  ? std::regex(R"(rank[-_]?(\d+)|\.(\d+)\.sqlite$)", std::regex::icase)
+                  : std::regex(opt.rank_pattern);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--rank-pattern: invalid regular expression '" + opt.rank_pattern + "'");
+  }
+  for (auto& f : d.files) {
+    const std::string name = fs::path(f.path).filename().string();
+    std::smatch m;
+    if (std::regex_search(name, m, rank_re))
+      for (size_t g = 1; g < m.size(); ++g)
+        if (m[g].matched) {
+          f.rank_from_name = capture_int(m[g].str() + "", std::regex("^(\\d+)$"));
+          break;
+        }
+    if (!f.rank_from_name) {
+      f.node_from_name = capture_int(name, node_re);
+      if (!f.node_from_name) f.node_from_name = capture_int(name, trailing_re);
+    }
+  }
+  if (!opt.rank_map_file.empty()) d.rank_map = read_rank_map(opt.rank_map_file, d.files);
+  return d;
+}
+
+Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found) {
+  Assignment a;
+  a.rank.assign(found.size(), -1);
+  a.errors.assign(found.size(), "");
+  // Node index of multi-process files without a rank in the name: from the name, else by order.
+  std::map<size_t, int> node_of_file;
+  int per_node = 1, next_node = 0;
+  std::set<size_t> multi;
+  for (const auto& p : found)
+    if (!d.files[p.file].rank_from_name) multi.insert(p.file), per_node = std::max(per_node, p.procs_in_file);
+  std::set<int> named_nodes;
+  for (size_t f : multi)
+    if (d.files[f].node_from_name) named_nodes.insert(*d.files[f].node_from_name);
+  for (size_t f : multi) {
+    if (d.files[f].node_from_name) {
+      node_of_file[f] = *d.files[f].node_from_name;
+    } else {
+      while (named_nodes.count(next_node)) ++next_node;
+      node_of_file[f] = next_node++;
+    }
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    const auto& p = found[i];
+    const auto& file = d.files[p.file];
+    int rank = -1;
+    bool mapped = false;
+    if (auto it = d.rank_map.find(file.path); it != d.rank_map.end()) {
+      for (const auto& e : it->second)
+        if ((e.pid && *e.pid == p.pid) || (e.device && *e.device == p.device) ||
+            (!e.pid && !e.device && p.procs_in_file == 1))
+          rank = e.rank, mapped = true;
+    }
+    if (!mapped) {
+      if (file.rank_from_name) rank = *file.rank_from_name + p.local_index;
+      else rank = node_of_file[p.file] * per_node + p.local_index;
+    }
+    a.rank[i] = rank;
+  }
+  // Duplicates: the first claimant in (file, local index) order keeps the rank.
+  std::vector<size_t> order(found.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::tie(found[x].file, found[x].local_index) < std::tie(found[y].file, found[y].local_index);
+  });
+  std::map<int, size_t> owner;
+  for (size_t i : order) {
+    auto [it, fresh] = owner.emplace(a.rank[i], i);
+    if (!fresh) {
+      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " + d.files[found[it->second].file].path;
+      a.rank[i] = -1;
+    }
+  }
+  return a;
+}
+
+}  // namespace ranks

@@ -1,0 +1,34 @@
+// Distributions of durations: exact per-rank summaries and fixed log-spaced histograms whose
+// bins are the same everywhere, so histograms from different processes merge exactly (sum).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ranks {
+
+class LogHistogram {
+ public:
+  static constexpr int kBinsPerDecade = 10;
+  static constexpr int kDecades = 9;  // 100 ns .. 100 s
+  // Bin 0 holds [0, 100 ns); bin kBins-1 holds >= 100 s.
+  static constexpr int kBins = kBinsPerDecade * kDecades + 2;
+
+  void add(int64_t ns);
+  void merge(const LogHistogram& other);
+  // Lower edge of each bin in ns (integer, identical on every machine); edges()[0] == 0.
+  static const std::array<int64_t, kBins>& edges();
+  uint64_t total() const;
+
+  std::array<uint64_t, kBins> counts{};
+};
+
+// Exact summary of a sample (quantiles by linear interpolation between order statistics, as
+// numpy's default); count/sum/min/max/mean/stddev via Boost.Accumulators.
+struct Distribution {
+  uint64_t count = 0;
+  double sum = 0, min = 0, max = 0, mean = 0, stddev = 0, p50 = 0, p90 = 0, p99 = 0;
+  static Distribution of(std::vector<double> values);
+};
+
+}  // namespace ranks

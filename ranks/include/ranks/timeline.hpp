@@ -1,0 +1,92 @@
+// RankTimeline: one rank's GPU profile, normalized from any input format.
+// Columns (struct of vectors), names interned; times are ns on the rank's own clock
+// (utc_epoch_ns + t is the host's wall clock, only NTP-accurate across hosts).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ranks {
+
+// Interned strings: analyses compare ids, never text.
+class StringTable {
+ public:
+  uint32_t intern(std::string_view s);
+  const std::string& str(uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::deque<std::string> strings_;                      // deque: element addresses stay valid
+  std::unordered_map<std::string_view, uint32_t> index_;  // views into strings_
+};
+
+inline constexpr uint32_t kNoName = UINT32_MAX;
+inline constexpr int64_t kNoTime = INT64_MIN;
+
+// GPU kernels, sorted by start.
+struct KernelColumns {
+  std::vector<int64_t> start, end;
+  std::vector<int32_t> stream;
+  std::vector<uint32_t> name;        // StringTable id of the short name
+  std::vector<int64_t> launch;       // start of the CUDA API call that launched it, or kNoTime
+  std::vector<uint32_t> nccl_api;    // NCCL API range (ncclAllReduce, ncclSend, ...) that issued it, or kNoName
+  std::vector<uint8_t> is_nccl;      // 1 for NCCL communication kernels
+  size_t size() const { return start.size(); }
+};
+
+enum class CopyKind : uint8_t { HtoD = 1, DtoH = 2, DtoD = 8, PtoP = 10, Memset = 100, Other = 255 };
+
+// Memcpy and memset activity, sorted by start.
+struct CopyColumns {
+  std::vector<int64_t> start, end;
+  std::vector<int64_t> bytes;
+  std::vector<int32_t> stream;
+  std::vector<CopyKind> kind;
+  size_t size() const { return start.size(); }
+};
+
+enum class ApiKind : uint8_t { Launch, Sync, Memcpy, Other };
+
+// CUDA runtime/driver calls that matter to the analyses (launches are not kept per call:
+// their count is in launches_total), sorted by start.
+struct ApiColumns {
+  std::vector<int64_t> start, end;
+  std::vector<uint32_t> name;
+  std::vector<ApiKind> kind;
+  size_t size() const { return start.size(); }
+};
+
+// Closed NVTX ranges, sorted by start.
+struct NvtxColumns {
+  std::vector<int64_t> start, end;
+  std::vector<uint32_t> name;
+  std::vector<uint8_t> nccl_domain;  // 1 when in NCCL's domain
+  std::vector<uint32_t> tid;
+  size_t size() const { return start.size(); }
+};
+
+struct RankTimeline {
+  // Identity.
+  int rank = -1;            // global training rank; -1 until assigned
+  std::string file;         // profile path as given
+  std::string host;         // TARGET_INFO_SYSTEM_ENV Hostname ("" if absent)
+  int device = -1;          // CUDA ordinal seen by the process
+  int64_t pid = -1;
+  std::string nsys_version;     // EXPORT_PRODUCT_VERSION
+  std::string schema_version;   // EXPORT_SCHEMA_VERSION
+  int64_t utc_epoch_ns = 0;     // wall clock at t = 0 (0 if unknown)
+  int64_t capture_start = 0, capture_end = 0;  // extent of all events of this rank (ns, own clock)
+
+  StringTable names;
+  KernelColumns kernels;
+  CopyColumns copies;
+  ApiColumns api;
+  NvtxColumns nvtx;
+  int64_t launches_total = 0;   // kernel launch API calls seen
+  std::vector<std::string> warnings;  // recoverable oddities, reported once per file
+};
+
+}  // namespace ranks

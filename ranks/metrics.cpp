@@ -1,0 +1,158 @@
+// Per-rank metrics; definitions in include/ranks/metrics.hpp.
+// Interval unions are computed streaming over the start-sorted columns: no copies of the events.
+#include "ranks/metrics.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace ranks {
+namespace {
+
+struct Span {
+  int64_t lo, hi;
+  int64_t overlap(int64_t s, int64_t e) const { return std::max<int64_t>(0, std::min(e, hi) - std::max(s, lo)); }
+};
+
+// Emits the union of start-sorted intervals [start, end) of rows passing `keep` as merged intervals.
+template <class Keep, class Emit>
+void union_of(const std::vector<int64_t>& start, const std::vector<int64_t>& end, Keep keep, Emit emit) {
+  bool open = false;
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < start.size(); ++i) {
+    if (!keep(i)) continue;
+    if (open && start[i] <= hi) {
+      hi = std::max(hi, end[i]);
+      continue;
+    }
+    if (open) emit(lo, hi);
+    open = true, lo = start[i], hi = end[i];
+  }
+  if (open) emit(lo, hi);
+}
+
+// Union of all GPU activity: kernels and copies merged by start.
+template <class Emit>
+void activity_union(const RankTimeline& tl, Emit emit) {
+  const auto& k = tl.kernels;
+  const auto& c = tl.copies;
+  size_t i = 0, j = 0;
+  bool open = false;
+  int64_t lo = 0, hi = 0;
+  while (i < k.size() || j < c.size()) {
+    int64_t s, e;
+    if (j >= c.size() || (i < k.size() && k.start[i] <= c.start[j])) s = k.start[i], e = k.end[i], ++i;
+    else s = c.start[j], e = c.end[j], ++j;
+    if (open && s <= hi) {
+      hi = std::max(hi, e);
+      continue;
+    }
+    if (open) emit(lo, hi);
+    open = true, lo = s, hi = e;
+  }
+  if (open) emit(lo, hi);
+}
+
+}  // namespace
+
+RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt) {
+  RankMetrics m;
+  const auto& k = tl.kernels;
+  const auto& c = tl.copies;
+  m.kernel_count = int64_t(k.size());
+  m.copy_count = int64_t(c.size());
+  for (auto v : k.is_nccl) m.nccl_kernel_count += v;
+
+  // GPU window.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  activity_union(tl, [&](int64_t s, int64_t e) { lo = std::min(lo, s), hi = std::max(hi, e); });
+  if (lo == INT64_MAX) lo = hi = 0;
+  m.gpu_start = lo, m.gpu_end = hi;
+
+  m.iterations = find_iterations(tl, opt.iteration_marker, &m.iteration_source);
+  std::vector<double> steps;
+  for (const auto& it : m.iterations)
+    if (!it.warmup) steps.push_back(double(it.step_ns) / 1e6);
+  m.step_ms = Distribution::of(steps);
+  m.steady = m.iterations.size() >= 2;
+  if (m.steady) {
+    m.scope_start = m.iterations[1].start;
+    m.scope_end = std::max(m.iterations.back().end, m.iterations.back().start + m.iterations.back().step_ns);
+  } else {
+    m.scope_start = lo, m.scope_end = hi;
+  }
+  const Span whole{m.gpu_start, m.gpu_end}, scope{m.scope_start, m.scope_end};
+  m.whole.span_ns = whole.hi - whole.lo;
+  m.scope.span_ns = scope.hi - scope.lo;
+
+  // Busy time and idle gaps.
+  int64_t prev_end = INT64_MIN;
+  activity_union(tl, [&](int64_t s, int64_t e) {
+    m.whole.busy_ns += whole.overlap(s, e);
+    m.scope.busy_ns += scope.overlap(s, e);
+    if (prev_end != INT64_MIN) {
+      const int64_t gap = scope.overlap(prev_end, s);
+      if (gap > 0) {
+        m.gap_count++;
+        m.gap_hist.add(gap);
+        if (gap > opt.long_gap_ns) m.long_gap_count++, m.long_gap_ns += gap;
+      }
+    }
+    prev_end = e;
+  });
+
+  // NCCL union is kept (it is small); compute is streamed against it for the overlap.
+  std::vector<Span> nccl;
+  union_of(k.start, k.end, [&](size_t i) { return k.is_nccl[i] != 0; }, [&](int64_t s, int64_t e) {
+    nccl.push_back({s, e});
+    m.whole.nccl_ns += whole.overlap(s, e);
+    m.scope.nccl_ns += scope.overlap(s, e);
+  });
+  size_t np = 0;
+  int64_t overlap_whole = 0, overlap_scope = 0;
+  union_of(k.start, k.end, [&](size_t i) { return k.is_nccl[i] == 0; }, [&](int64_t s, int64_t e) {
+    m.whole.compute_ns += whole.overlap(s, e);
+    m.scope.compute_ns += scope.overlap(s, e);
+    while (np < nccl.size() && nccl[np].hi <= s) ++np;
+    for (size_t q = np; q < nccl.size() && nccl[q].lo < e; ++q) {
+      const int64_t a = std::max(s, nccl[q].lo), b = std::min(e, nccl[q].hi);
+      overlap_whole += whole.overlap(a, b);
+      overlap_scope += scope.overlap(a, b);
+    }
+  });
+  m.whole.exposed_nccl_ns = m.whole.nccl_ns - overlap_whole;
+  m.scope.exposed_nccl_ns = m.scope.nccl_ns - overlap_scope;
+  m.whole.idle_ns = m.whole.span_ns - m.whole.busy_ns;
+  m.scope.idle_ns = m.scope.span_ns - m.scope.busy_ns;
+
+  // Kernel totals (whole profile) and duration histograms (scope).
+  std::unordered_map<uint32_t, KernelTotal> totals;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int64_t d = k.end[i] - k.start[i];
+    auto& t = totals[k.name[i]];
+    t.name = k.name[i], t.nccl = k.is_nccl[i], t.count++, t.total_ns += d, t.max_ns = std::max(t.max_ns, d);
+    if (k.start[i] >= scope.lo && k.start[i] < scope.hi) (k.is_nccl[i] ? m.nccl_hist : m.kernel_hist).add(d);
+  }
+  for (auto& [name, t] : totals) m.top_kernels.push_back(t);
+  std::sort(m.top_kernels.begin(), m.top_kernels.end(), [&](const KernelTotal& a, const KernelTotal& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : tl.names.str(a.name) < tl.names.str(b.name);
+  });
+  if (m.top_kernels.size() > opt.top_kernels) m.top_kernels.resize(opt.top_kernels);
+
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.start[i] < scope.lo || c.start[i] >= scope.hi) continue;
+    const int64_t d = c.end[i] - c.start[i];
+    if (c.kind[i] == CopyKind::HtoD) m.h2d_bytes += c.bytes[i], m.h2d_ns += d;
+    if (c.kind[i] == CopyKind::DtoH) m.d2h_bytes += c.bytes[i], m.d2h_ns += d;
+  }
+  const auto& a = tl.api;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.kind[i] != ApiKind::Sync && a.kind[i] != ApiKind::Memcpy) continue;
+    if (a.start[i] < scope.lo || a.start[i] >= scope.hi) continue;
+    const int64_t d = a.end[i] - a.start[i];
+    m.sync_count++, m.sync_ns += d;
+    m.sync_hist.add(d);
+  }
+  return m;
+}
+
+}  // namespace ranks

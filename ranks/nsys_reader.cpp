@@ -1,0 +1,391 @@
+// nsys SQLite export -> RankTimeline (one per rank process in the file).
+// Rules from docs/nsys-export-notes.md: select columns by name, any column may be NULL, any table
+// may be missing (lazy export), rows come in no particular order, correlationId is unique only
+// within a process, NVTX domains are per-process ids named by their create row.
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "collectives/nccl_kernel.hpp"
+#include "ranks/nsys_reader.hpp"
+#include "sqlite_db.hpp"
+#include "timeline_sort.hpp"
+
+namespace ranks {
+namespace {
+
+using detail::col_or;
+using detail::Database;
+using detail::Statement;
+
+constexpr int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
+constexpr int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
+
+// Strings from someone else's machine: keep printable ASCII, bounded length.
+std::string sanitize(std::string_view s, size_t max_len = 255) {
+  std::string out;
+  for (char c : s.substr(0, max_len)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+// nsys StringIds ids are dense from 0; the text is interned per process on first use.
+class StringIds {
+ public:
+  explicit StringIds(const Database& db) {
+    Statement s(db.handle(), "SELECT id, value FROM StringIds", db.path());
+    while (s.step()) {
+      int64_t id = s.i64(0);
+      if (id < 0 || id > (int64_t(1) << 31)) continue;
+      if (size_t(id) >= text_.size()) text_.resize(size_t(id) + 1);
+      text_[size_t(id)] = std::string(s.text(1));
+    }
+  }
+  std::string_view get(int64_t id) const {
+    return (id >= 0 && size_t(id) < text_.size()) ? std::string_view(text_[size_t(id)]) : std::string_view();
+  }
+  size_t size() const { return text_.size(); }
+
+ private:
+  std::vector<std::string> text_;
+};
+
+// Per-process reading state.
+struct Proc {
+  RankTimeline tl;
+  std::vector<uint32_t> sid_to_name;  // nsys string id -> interned id (kNoName = not yet)
+  std::vector<int64_t> corr;          // kernel correlation ids, parallel to kernels until sorted
+  std::unordered_map<int64_t, int64_t> device_counts;
+  int64_t corr_min = INT64_MAX, corr_max = INT64_MIN;
+
+  uint32_t name(const StringIds& sids, int64_t id) {
+    if (id < 0 || size_t(id) >= sids.size()) return tl.names.intern("<unknown>");
+    if (sid_to_name.size() < sids.size()) sid_to_name.resize(sids.size(), kNoName);
+    uint32_t& n = sid_to_name[size_t(id)];
+    if (n == kNoName) n = tl.names.intern(sids.get(id));
+    return n;
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : db_(path) {}
+
+  std::vector<RankTimeline> run() {
+    validate();
+    read_metadata();
+    StringIds sids(db_);
+    read_kernels(sids);
+    read_nvtx(sids);
+    read_runtime(sids);
+    read_copies();
+    return finish();
+  }
+
+ private:
+  Database db_;
+  std::vector<Proc> procs_;
+  std::string schema_, product_, host_;
+  int64_t utc_epoch_ = 0;
+  size_t last_proc_ = 0;
+  // NCCL-domain ranges per (pid, tid), for linking NCCL launches to their API call.
+  struct NcclRange {
+    int64_t start, end;
+    uint32_t name;
+    collectives::NcclApi api;
+  };
+  std::unordered_map<int64_t, std::vector<NcclRange>> nccl_ranges_;  // key: pid << 24 | tid
+
+  Proc* proc(int64_t pid) {
+    if (last_proc_ < procs_.size() && procs_[last_proc_].tl.pid == pid) return &procs_[last_proc_];
+    for (size_t i = 0; i < procs_.size(); ++i)
+      if (procs_[i].tl.pid == pid) return &procs_[last_proc_ = i];
+    return nullptr;
+  }
+
+  void validate() {
+    if (!db_.has_table("StringIds") || (!db_.has_table("META_DATA_EXPORT") && !db_.has_table("EXPORT_META_DATA")))
+      db_.fail("not an Nsight Systems SQLite export (no StringIds / META_DATA_EXPORT table)");
+    if (!db_.has_table("CUPTI_ACTIVITY_KIND_KERNEL"))
+      db_.fail("no CUPTI_ACTIVITY_KIND_KERNEL table: exported without CUDA trace (nsys profile -t cuda)");
+    auto cols = db_.columns("CUPTI_ACTIVITY_KIND_KERNEL");
+    for (const char* c : {"start", "end", "shortName"})
+      if (!cols.count(c)) db_.fail(std::string("kernel table lacks column '") + c + "'");
+  }
+
+  void read_metadata() {
+    const char* table = db_.has_table("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
+    bool normalized = false;
+    {
+      Statement s(db_.handle(), std::string("SELECT name, value FROM ") + table, db_.path());
+      while (s.step()) {
+        auto name = s.text(0);
+        if (name == "EXPORT_SCHEMA_VERSION") schema_ = sanitize(s.text(1), 32);
+        else if (name == "EXPORT_PRODUCT_VERSION") product_ = sanitize(s.text(1), 32);
+        else if (name == "EXPORT_PARAM_TIME_NORMALIZE") normalized = s.text(1) == "true";
+      }
+    }
+    // With --ts-normalize the timestamps already are UTC ns: do not add utcEpochNs again.
+    if (!normalized && db_.has_table("TARGET_INFO_SESSION_START_TIME") &&
+        db_.columns("TARGET_INFO_SESSION_START_TIME").count("utcEpochNs")) {
+      Statement s(db_.handle(), "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", db_.path());
+      if (s.step() && !s.null(0)) utc_epoch_ = s.i64(0);
+    }
+    // Only the Hostname row: other rows (DeviceEnvironment) hold the user's environment and secrets.
+    if (db_.has_table("TARGET_INFO_SYSTEM_ENV")) {
+      Statement s(db_.handle(), "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1",
+                  db_.path());
+      if (s.step()) host_ = sanitize(s.text(0), 255);
+    }
+  }
+
+  void read_kernels(const StringIds& sids) {
+    auto cols = db_.columns("CUPTI_ACTIVITY_KIND_KERNEL");
+    std::string sql = "SELECT start, end, " + col_or(cols, "streamId", "0") + ", shortName, " +
+                      col_or(cols, "correlationId", "NULL") + ", " + col_or(cols, "globalPid", "0") + ", " +
+                      col_or(cols, "deviceId", "0") + " FROM CUPTI_ACTIVITY_KIND_KERNEL";
+    Statement s(db_.handle(), sql, db_.path());
+    while (s.step()) {
+      const int64_t pid = pid_of(s.i64(5));
+      Proc* p = proc(pid);
+      if (!p) {
+        procs_.emplace_back();
+        p = &procs_.back();
+        last_proc_ = procs_.size() - 1;
+        p->tl.pid = pid;
+      }
+      auto& k = p->tl.kernels;
+      int64_t start = s.i64(0), end = s.i64(1);
+      if (end < start) end = start;  // clock glitch: never a negative duration
+      k.start.push_back(start);
+      k.end.push_back(end);
+      k.stream.push_back(int32_t(s.i64(2)));
+      k.name.push_back(p->name(sids, s.i64(3)));
+      int64_t c = s.null(4) ? -1 : s.i64(4);
+      p->corr.push_back(c);
+      if (c >= 0) {
+        p->corr_min = std::min(p->corr_min, c);
+        p->corr_max = std::max(p->corr_max, c);
+      }
+      ++p->device_counts[s.i64(6)];
+    }
+    if (procs_.empty()) db_.fail("kernel table is empty: no GPU kernel was captured");
+    for (auto& p : procs_) {
+      auto& k = p.tl.kernels;
+      std::vector<int8_t> nccl_of_name(p.tl.names.size(), -1);
+      k.is_nccl.resize(k.size());
+      for (size_t i = 0; i < k.size(); ++i) {
+        int8_t& v = nccl_of_name[k.name[i]];
+        if (v < 0) v = collectives::is_nccl_kernel(p.tl.names.str(k.name[i])) ? 1 : 0;
+        k.is_nccl[i] = uint8_t(v);
+      }
+      k.launch.assign(k.size(), kNoTime);
+      k.nccl_api.assign(k.size(), kNoName);
+    }
+  }
+
+  void read_nvtx(const StringIds& sids) {
+    if (!db_.has_table("NVTX_EVENTS")) return;
+    auto cols = db_.columns("NVTX_EVENTS");
+    std::string sql = "SELECT start, " + col_or(cols, "end", "NULL") + ", eventType, " + col_or(cols, "text", "NULL") +
+                      ", " + col_or(cols, "textId", "NULL") + ", " + col_or(cols, "domainId", "0") + ", " +
+                      col_or(cols, "globalTid", "0") + " FROM NVTX_EVENTS";
+    Statement s(db_.handle(), sql, db_.path());
+    struct Pending {
+      int64_t start, end, gtid, domain;
+      uint32_t name;
+    };
+    std::vector<std::vector<Pending>> pending(procs_.size());
+    std::unordered_map<int64_t, std::string> domain_names;  // (pid << 32 | domainId) -> name
+    while (s.step()) {
+      const int64_t type = s.i64(2), gtid = s.i64(6), domain = s.i64(5);
+      if (type == 75) {  // NvtxDomainCreate: text is the domain name
+        domain_names[(pid_of(gtid) << 32) | (domain & 0xffffffff)] = std::string(s.text(3));
+        continue;
+      }
+      if ((type != 59 && type != 60) || s.null(1)) continue;  // complete push/pop and start/end ranges
+      Proc* p = proc(pid_of(gtid));
+      if (!p) continue;  // a process without kernels is not a rank
+      int64_t start = s.i64(0), end = s.i64(1);
+      if (end < start) continue;
+      uint32_t name = s.null(3) ? p->name(sids, s.null(4) ? -1 : s.i64(4)) : p->tl.names.intern(s.text(3));
+      pending[size_t(p - procs_.data())].push_back({start, end, gtid, domain, name});
+    }
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      auto& p = procs_[i];
+      for (const auto& r : pending[i]) {
+        auto it = domain_names.find((p.tl.pid << 32) | (r.domain & 0xffffffff));
+        auto api = collectives::classify_nccl_api(p.tl.names.str(r.name));
+        // Time-window cuts drop the create rows: then a non-default domain of nccl* API names is NCCL's.
+        bool nccl = it != domain_names.end() ? it->second == "NCCL"
+                                              : (r.domain != 0 && api != collectives::NcclApi::None);
+        auto& n = p.tl.nvtx;
+        n.start.push_back(r.start);
+        n.end.push_back(r.end);
+        n.name.push_back(r.name);
+        n.nccl_domain.push_back(nccl ? 1 : 0);
+        n.tid.push_back(uint32_t(tid_of(r.gtid)));
+        if (nccl) nccl_ranges_[(p.tl.pid << 24) | tid_of(r.gtid)].push_back({r.start, r.end, r.name, api});
+      }
+    }
+    for (auto& [key, v] : nccl_ranges_)
+      std::sort(v.begin(), v.end(), [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
+  }
+
+  // The collective API call that issued a kernel launched at [ls, le] on a thread: the innermost
+  // NCCL range around the launch; for a group, the last collective call inside ncclGroupStart/End.
+  uint32_t nccl_api_of_launch(int64_t key, int64_t ls, int64_t le) const {
+    using collectives::NcclApi;
+    auto it = nccl_ranges_.find(key);
+    if (it == nccl_ranges_.end()) return kNoName;
+    const auto& v = it->second;
+    auto ub = std::upper_bound(v.begin(), v.end(), ls, [](int64_t t, const NcclRange& r) { return t < r.start; });
+    for (auto r = ub; r != v.begin();) {
+      --r;
+      if (r->end < le) continue;
+      if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return r->name;
+      for (auto q = r; q != v.begin();) {  // walk back through the group
+        --q;
+        if (q->api == NcclApi::GroupStart) break;
+        if (collectives::collective_of_api(q->api) != collectives::CollectiveType::Unknown) return q->name;
+      }
+      return r->name;
+    }
+    return kNoName;
+  }
+
+  void read_runtime(const StringIds& sids) {
+    if (!db_.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
+    auto cols = db_.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
+    if (!cols.count("nameId")) return;
+    // Launch start per correlation id, dense over each process's kernel correlation range.
+    std::vector<std::vector<int64_t>> launch_at(procs_.size());
+    std::vector<std::unordered_map<int64_t, size_t>> nccl_by_corr(procs_.size());
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      auto& p = procs_[i];
+      if (p.corr_max >= p.corr_min && p.corr_max - p.corr_min < int64_t(8 * p.corr.size() + 1024))
+        launch_at[i].assign(size_t(p.corr_max - p.corr_min + 1), kNoTime);
+      for (size_t k = 0; k < p.corr.size(); ++k)
+        if (p.tl.kernels.is_nccl[k] && p.corr[k] >= 0) nccl_by_corr[i][p.corr[k]] = k;
+    }
+    std::vector<int8_t> kind_of_sid(sids.size(), -1);
+    auto kind = [&](int64_t sid) -> ApiKind {
+      if (sid < 0 || size_t(sid) >= sids.size()) return ApiKind::Other;
+      int8_t& k = kind_of_sid[size_t(sid)];
+      if (k < 0) k = int8_t(classify_api(sids.get(sid)));
+      return ApiKind(k);
+    };
+    std::string sql = "SELECT start, end, " + col_or(cols, "globalTid", "0") + ", " +
+                      col_or(cols, "correlationId", "NULL") + ", nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+    Statement s(db_.handle(), sql, db_.path());
+    std::vector<std::unordered_map<int64_t, int64_t>> sparse_launch(procs_.size());
+    while (s.step()) {
+      const ApiKind k = kind(s.i64(4));
+      if (k == ApiKind::Other) continue;
+      const int64_t gtid = s.i64(2);
+      Proc* p = proc(pid_of(gtid));
+      if (!p) continue;
+      const size_t pi = size_t(p - procs_.data());
+      int64_t start = s.i64(0), end = std::max(s.i64(1), start);
+      if (k == ApiKind::Launch) {
+        ++p->tl.launches_total;
+        if (s.null(3)) continue;
+        const int64_t c = s.i64(3);
+        if (c < p->corr_min || c > p->corr_max) continue;
+        if (!launch_at[pi].empty()) launch_at[pi][size_t(c - p->corr_min)] = start;
+        else sparse_launch[pi][c] = start;
+        auto n = nccl_by_corr[pi].find(c);
+        if (n != nccl_by_corr[pi].end())
+          p->tl.kernels.nccl_api[n->second] = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
+        continue;
+      }
+      auto& a = p->tl.api;
+      a.start.push_back(start);
+      a.end.push_back(end);
+      a.name.push_back(p->name(sids, s.i64(4)));
+      a.kind.push_back(k);
+    }
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      auto& p = procs_[i];
+      for (size_t k = 0; k < p.corr.size(); ++k) {
+        const int64_t c = p.corr[k];
+        if (c < 0) continue;
+        if (!launch_at[i].empty()) {
+          p.tl.kernels.launch[k] = launch_at[i][size_t(c - p.corr_min)];
+        } else if (auto it = sparse_launch[i].find(c); it != sparse_launch[i].end()) {
+          p.tl.kernels.launch[k] = it->second;
+        }
+      }
+    }
+  }
+
+  static ApiKind classify_api(std::string_view n) {
+    auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
+    if (starts("cudaLaunch") || starts("cuLaunch") || starts("cudaGraphLaunch") || starts("cuGraphLaunch"))
+      return ApiKind::Launch;
+    // Explicit synchronizations, plus synchronous copies (cudaMemcpy without Async) that block the host.
+    if (starts("cudaDeviceSynchronize") || starts("cudaStreamSynchronize") || starts("cudaEventSynchronize") ||
+        starts("cuCtxSynchronize") || starts("cuStreamSynchronize") || starts("cuEventSynchronize"))
+      return ApiKind::Sync;
+    if ((starts("cudaMemcpy") || starts("cuMemcpy")) && n.find("Async") == std::string_view::npos &&
+        n.find("ToSymbol") == std::string_view::npos)
+      return ApiKind::Memcpy;
+    return ApiKind::Other;
+  }
+
+  void read_copy_table(const char* table, bool memset) {
+    if (!db_.has_table(table)) return;
+    auto cols = db_.columns(table);
+    std::string sql = "SELECT start, end, " + col_or(cols, "bytes", "0") + ", " +
+                      (memset ? std::string("100") : col_or(cols, "copyKind", "255")) + ", " +
+                      col_or(cols, "streamId", "0") + ", " + col_or(cols, "globalPid", "0") + " FROM " + table;
+    Statement s(db_.handle(), sql, db_.path());
+    while (s.step()) {
+      Proc* p = proc(pid_of(s.i64(5)));
+      if (!p) continue;
+      auto& c = p->tl.copies;
+      int64_t start = s.i64(0);
+      c.start.push_back(start);
+      c.end.push_back(std::max(s.i64(1), start));
+      c.bytes.push_back(std::max<int64_t>(0, s.i64(2)));
+      int64_t kind = s.i64(3);
+      c.kind.push_back(kind == 1 || kind == 2 || kind == 8 || kind == 10 || kind == 100 ? CopyKind(kind)
+                                                                                       : CopyKind::Other);
+      c.stream.push_back(int32_t(s.i64(4)));
+    }
+  }
+
+  void read_copies() {
+    read_copy_table("CUPTI_ACTIVITY_KIND_MEMCPY", false);
+    read_copy_table("CUPTI_ACTIVITY_KIND_MEMSET", true);
+  }
+
+  std::vector<RankTimeline> finish() {
+    std::vector<RankTimeline> out;
+    for (auto& p : procs_) {
+      auto& tl = p.tl;
+      tl.file = db_.path();
+      tl.host = host_;
+      tl.nsys_version = product_;
+      tl.schema_version = schema_;
+      tl.utc_epoch_ns = utc_epoch_;
+      auto dev = std::max_element(p.device_counts.begin(), p.device_counts.end(),
+                                  [](auto& a, auto& b) { return a.second < b.second || (a.second == b.second && a.first > b.first); });
+      tl.device = int(dev->first);
+      if (p.device_counts.size() > 1)
+        tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran kernels on " +
+                              std::to_string(p.device_counts.size()) + " devices; using device " +
+                              std::to_string(tl.device));
+      sort_timeline(tl);
+      out.push_back(std::move(tl));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const RankTimeline& a, const RankTimeline& b) { return std::tie(a.device, a.pid) < std::tie(b.device, b.pid); });
+    return out;
+  }
+};
+
+}  // namespace
+
+std::vector<RankTimeline> read_nsys(const std::string& path) { return Reader(path).run(); }
+
+}  // namespace ranks

@@ -1,0 +1,102 @@
+#include "options.hpp"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "ranks/discovery.hpp"
+#include "ranks/metrics.hpp"
+#include "version.hpp"
+
+namespace straggler {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+bool parse_options(int argc, char** argv, Options& out) {
+  po::options_description visible(
+      "straggler-scan: why is a distributed GPU training job slow?\n\n"
+      "Usage: [mpirun -n P] straggler-scan RUN_DIR... [-o OUT.h5] [--summary OUT.json]\n\nOptions");
+  visible.add_options()("help,h", "show this help")("version", "show the version")(
+      "output,o", po::value(&out.output)->default_value(out.output), "HDF5 output file")(
+      "summary", po::value(&out.summary), "also write the verdict as JSON (see docs)")(
+      "rank-pattern", po::value(&out.rank_pattern),
+      "regex with one capture group taking the rank from a file name (default: rank_N, rankN, rank-N, .N.sqlite)")(
+      "rank-map", po::value(&out.rank_map), "CSV file,key,rank (key: pid=N, device=N or empty) overriding ranks")(
+      "iteration-marker", po::value(&out.iteration_marker),
+      "regex for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, step N)")(
+      "top-kernels", po::value(&out.top_kernels)->default_value(out.top_kernels), "kernels kept per rank in /kernels/top")(
+      "strict", po::bool_switch(&out.strict), "exit 2 when any profile cannot be read")(
+      "quiet,q", po::bool_switch(&out.quiet), "print only errors");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&out.inputs));
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description pos;
+  pos.add("input", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw ranks::UsageError(std::string(e.what()) + " (see --help)");
+  }
+  if (vm.count("help")) {
+    std::cout << visible << "\n";
+    return false;
+  }
+  if (vm.count("version")) {
+    std::cout << "straggler-scan " << kToolVersion << "\n";
+    return false;
+  }
+  if (out.inputs.empty()) throw ranks::UsageError("no run directory given (see --help)");
+  if (!out.iteration_marker.empty()) {
+    try {
+      std::regex re(out.iteration_marker);
+    } catch (const std::regex_error&) {
+      throw ranks::UsageError("--iteration-marker: invalid regular expression '" + out.iteration_marker + "'");
+    }
+  }
+  for (int i = 0; i < argc; ++i) out.command_line += (i ? " " : "") + std::string(argv[i]);
+  return true;
+}
+
+namespace {
+bool inside(const fs::path& child, const fs::path& dir) {
+  auto c = child.begin(), d = dir.begin();
+  for (; d != dir.end() && !d->empty(); ++c, ++d)
+    if (c == child.end() || *c != *d) return false;
+  return true;
+}
+
+void check_one(const std::string& path, const char* what, const Options& opt) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) throw ranks::UsageError(path + ": " + what + " path is not usable (" + ec.message() + ")");
+  fs::path parent = p.parent_path();
+  if (!fs::is_directory(parent, ec)) throw ranks::UsageError(path + ": " + what + " directory does not exist");
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw ranks::UsageError(path + ": " + what + " directory is not writable");
+  if (fs::is_directory(p, ec)) throw ranks::UsageError(path + ": " + what + " path is a directory");
+  for (const auto& in : opt.inputs) {
+    fs::path q = fs::weakly_canonical(fs::absolute(in), ec);
+    if (ec) continue;
+    if (p == q) throw ranks::UsageError(path + ": " + what + " would overwrite an input profile");
+    if (fs::is_directory(q, ec) && inside(p, q))
+      throw ranks::UsageError(path + ": " + what + " lies inside the input directory " + in +
+                              " (choose another place: inputs are never written)");
+  }
+}
+}  // namespace
+
+void check_output_paths(const Options& opt) {
+  check_one(opt.output, "output", opt);
+  if (!opt.summary.empty()) check_one(opt.summary, "summary", opt);
+  std::error_code ec;
+  if (!opt.summary.empty() && fs::weakly_canonical(fs::absolute(opt.summary), ec) ==
+                                  fs::weakly_canonical(fs::absolute(opt.output), ec))
+    throw ranks::UsageError(opt.summary + ": summary and HDF5 output are the same file");
+}
+
+}  // namespace straggler

@@ -1,0 +1,105 @@
+#include "report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ranks/histogram.hpp"
+#include "version.hpp"
+
+namespace straggler {
+namespace {
+
+std::string versions(const std::vector<InputFile>& inputs) {
+  std::map<std::string, int> seen;
+  for (const auto& f : inputs)
+    if (!f.nsys_version.empty() || !f.schema_version.empty())
+      seen[fmt::format("nsys {} (schema {})", f.nsys_version.empty() ? "?" : f.nsys_version,
+                       f.schema_version.empty() ? "?" : f.schema_version)]++;
+  std::string out;
+  for (const auto& [v, n] : seen) out += (out.empty() ? "" : ", ") + v + (seen.size() > 1 ? fmt::format(" x{}", n) : "");
+  return out;
+}
+
+std::string who(const RankRow& r) {
+  return fmt::format("rank {} ({}, gpu {})", r.rank, r.host.empty() ? "?" : r.host, r.device);
+}
+
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, double RankRow::*field,
+               const char* unit_note) {
+  std::vector<const RankRow*> rows;
+  for (const auto& r : in.ranks) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [&](auto* a, auto* b) { return a->*field > b->*field; });
+  std::vector<double> all;
+  for (const auto* r : rows) all.push_back(r->*field);
+  const double median = ranks::Distribution::of(all).p50;
+  os << fmt::format("  {:<10} ", title);
+  for (size_t i = 0; i < std::min<size_t>(3, rows.size()); ++i) {
+    const auto* r = rows[i];
+    os << fmt::format("{}{} {:.1f} ms ({:.1f}% of {})", i ? "; " : "", who(*r), r->*field,
+                      pct(r->*field, r->scope_ms), unit_note);
+  }
+  os << fmt::format("  [median {:.1f} ms]\n", median);
+}
+
+}  // namespace
+
+void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
+  for (const auto& f : failures) os << "straggler-scan: " << f.error << (f.error.rfind(f.file, 0) == 0 ? "" : " (" + f.file + ")") << "\n";
+}
+
+void print_report(std::ostream& os, const RunSummaryInput& in, const Options& opt) {
+  int files_ok = 0;
+  for (const auto& f : in.inputs) files_ok += f.ranks > 0;
+  os << fmt::format("straggler-scan {}: {} ranks from {} files on {} hosts; {}\n", kToolVersion, in.ranks.size(),
+                    files_ok, in.hosts.size(), versions(in.inputs));
+  if (in.ranks.empty()) return;
+
+  std::map<std::string, int> sources;
+  for (const auto& r : in.ranks) sources[r.iteration_source]++;
+  std::string src;
+  for (const auto& [s, n] : sources) src += (src.empty() ? "" : ", ") + fmt::format("{} on {} ranks", s, n);
+  if (!in.steady_step_ms.empty()) {
+    auto d = ranks::Distribution::of(in.steady_step_ms);
+    std::vector<int> its;
+    for (const auto& r : in.ranks) its.push_back(r.iterations);
+    std::sort(its.begin(), its.end());
+    os << fmt::format("iterations: {} per rank (median; first is warm-up, not in steady figures), from {}\n",
+                      its[its.size() / 2], src);
+    os << fmt::format("step time (steady state, all ranks): median {:.2f} ms, p90 {:.2f} ms, max {:.2f} ms\n", d.p50,
+                      d.p90, d.max);
+  } else {
+    os << "iterations: none found (no NVTX iteration markers and no periodic NCCL sequence); figures cover the whole capture\n";
+  }
+
+  double busy = 0, compute = 0, nccl = 0, exposed = 0, scope = 0;
+  for (const auto& r : in.ranks) busy += r.busy_ms, compute += r.compute_ms, nccl += r.nccl_ms, exposed += r.exposed_nccl_ms, scope += r.scope_ms;
+  os << fmt::format("GPU time, all ranks: busy {:.1f}%, compute {:.1f}%, NCCL {:.1f}% (exposed {:.1f}%), idle {:.1f}%\n",
+                    pct(busy, scope), pct(compute, scope), pct(nccl, scope), pct(exposed, scope), pct(scope - busy, scope));
+  os << "per-rank highlights (largest first):\n";
+  highlight(os, in, "most idle", &RankRow::idle_ms, "its time");
+  highlight(os, in, "most NCCL", &RankRow::nccl_ms, "its time");
+  highlight(os, in, "exposed", &RankRow::exposed_nccl_ms, "its time");
+  highlight(os, in, "most sync", &RankRow::sync_ms, "its time");
+
+  if (in.ranks.size() <= 64) {
+    os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>9}\n", "rank", "host", "gpu",
+                      "kernels", "step ms", "busy%", "nccl%", "expo%", "idle%", "gaps", "sync ms");
+    for (const auto& r : in.ranks)
+      os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>6} {:>9.2f}\n", r.rank,
+                        r.host.substr(0, 12), r.device, r.kernel_count, r.step_ms_median, pct(r.busy_ms, r.scope_ms),
+                        pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms), pct(r.idle_ms, r.scope_ms),
+                        r.long_gap_count, r.sync_ms);
+  }
+  if (!in.failures.empty()) {
+    os << fmt::format("\nskipped {} profile(s):\n", in.failures.size());
+    for (const auto& f : in.failures) os << "  " << f.error << "\n";
+  }
+  os << "\nwrote " << opt.output << (opt.summary.empty() ? "" : " and " + opt.summary) << "\n";
+}
+
+}  // namespace straggler

@@ -1,0 +1,84 @@
+// Result tables: everything the writers (HDF5, summary JSON, report) see. Writers never touch
+// timelines or input formats. Built by the driver; identical on every MPI process where noted.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ranks/histogram.hpp"
+
+namespace straggler {
+
+// One row per analysed rank (sorted by rank in RunResults::ranks).
+struct RankRow {
+  int32_t rank = -1;
+  std::string host, file, nsys_version, schema_version, iteration_source;
+  int32_t device = -1;
+  int64_t pid = -1;
+  int64_t utc_epoch_ns = 0;
+  int64_t gpu_start_ns = 0, gpu_end_ns = 0;  // own clock; + utc_epoch_ns for wall clock
+  uint8_t steady = 0;                         // figures below cover the steady state (else whole window)
+  int64_t kernel_count = 0, nccl_kernel_count = 0, copy_count = 0;
+  double scope_ms = 0, busy_ms = 0, compute_ms = 0, nccl_ms = 0, exposed_nccl_ms = 0, idle_ms = 0;
+  double whole_ms = 0, whole_busy_ms = 0, whole_idle_ms = 0;
+  int64_t gap_count = 0, long_gap_count = 0;
+  double long_gap_ms = 0;
+  int64_t h2d_bytes = 0, d2h_bytes = 0;
+  double h2d_ms = 0, d2h_ms = 0;
+  int64_t sync_count = 0;
+  double sync_ms = 0;
+  int32_t iterations = 0;  // found, warm-up included
+  double step_ms_median = 0, step_ms_p90 = 0, step_ms_mean = 0;
+};
+
+struct TopKernelRow {
+  int32_t rank = -1;
+  int32_t position = 0;  // 0 = largest total time
+  std::string name;
+  uint8_t nccl = 0;
+  int64_t count = 0;
+  double total_ms = 0, mean_ms = 0, max_ms = 0;
+};
+
+struct IterationRow {
+  int32_t rank = -1;
+  int64_t number = 0;
+  int64_t start_ns = 0;  // own clock
+  double step_ms = 0;
+  uint8_t warmup = 0;
+};
+
+// Per-rank duration histograms (LogHistogram bins).
+struct RankHistograms {
+  int32_t rank = -1;
+  ranks::LogHistogram kernel_ns, nccl_kernel_ns, idle_gap_ns, sync_ns;
+};
+
+struct FailureRow {
+  int32_t rank = -1;  // -1 when unknown
+  std::string file, error;
+};
+
+struct InputFile {
+  std::string path, nsys_version, schema_version;
+  int32_t ranks = 0;  // rank processes found in it
+};
+
+// What one process contributes; `ranks`, `top_kernels`, `iterations`, `histograms` hold only the
+// rows this process computed, each list sorted by rank. Counts and offsets of every process are
+// exchanged so each can write its rows at their global position.
+struct RunResults {
+  std::vector<RankRow> ranks;
+  std::vector<TopKernelRow> top_kernels;
+  std::vector<IterationRow> iterations;
+  std::vector<RankHistograms> histograms;
+  // Identical on every process:
+  std::vector<FailureRow> failures;
+  std::vector<InputFile> inputs;
+  std::vector<std::string> hosts;  // distinct, sorted
+  std::string command_line;
+  int32_t total_ranks = 0;
+};
+
+}  // namespace straggler

@@ -1,0 +1,114 @@
+#include "rows.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "exchange.hpp"
+
+namespace straggler {
+namespace {
+double ms(int64_t ns) { return double(ns) / 1e6; }
+
+void put(ByteWriter& w, const RankRow& r) {
+  w.pod(r.rank), w.str(r.host), w.str(r.file), w.str(r.nsys_version), w.str(r.schema_version);
+  w.str(r.iteration_source), w.pod(r.device), w.pod(r.pid), w.pod(r.utc_epoch_ns), w.pod(r.gpu_start_ns);
+  w.pod(r.gpu_end_ns), w.pod(r.steady), w.pod(r.kernel_count), w.pod(r.nccl_kernel_count), w.pod(r.copy_count);
+  for (double v : {r.scope_ms, r.busy_ms, r.compute_ms, r.nccl_ms, r.exposed_nccl_ms, r.idle_ms, r.whole_ms,
+                   r.whole_busy_ms, r.whole_idle_ms})
+    w.pod(v);
+  w.pod(r.gap_count), w.pod(r.long_gap_count), w.pod(r.long_gap_ms), w.pod(r.h2d_bytes), w.pod(r.d2h_bytes);
+  w.pod(r.h2d_ms), w.pod(r.d2h_ms), w.pod(r.sync_count), w.pod(r.sync_ms), w.pod(r.iterations);
+  w.pod(r.step_ms_median), w.pod(r.step_ms_p90), w.pod(r.step_ms_mean);
+}
+
+RankRow get(ByteReader& b) {
+  RankRow r;
+  r.rank = b.pod<int32_t>(), r.host = b.str(), r.file = b.str(), r.nsys_version = b.str();
+  r.schema_version = b.str(), r.iteration_source = b.str(), r.device = b.pod<int32_t>(), r.pid = b.pod<int64_t>();
+  r.utc_epoch_ns = b.pod<int64_t>(), r.gpu_start_ns = b.pod<int64_t>(), r.gpu_end_ns = b.pod<int64_t>();
+  r.steady = b.pod<uint8_t>(), r.kernel_count = b.pod<int64_t>(), r.nccl_kernel_count = b.pod<int64_t>();
+  r.copy_count = b.pod<int64_t>();
+  for (double* v : {&r.scope_ms, &r.busy_ms, &r.compute_ms, &r.nccl_ms, &r.exposed_nccl_ms, &r.idle_ms, &r.whole_ms,
+                    &r.whole_busy_ms, &r.whole_idle_ms})
+    *v = b.pod<double>();
+  r.gap_count = b.pod<int64_t>(), r.long_gap_count = b.pod<int64_t>(), r.long_gap_ms = b.pod<double>();
+  r.h2d_bytes = b.pod<int64_t>(), r.d2h_bytes = b.pod<int64_t>(), r.h2d_ms = b.pod<double>();
+  r.d2h_ms = b.pod<double>(), r.sync_count = b.pod<int64_t>(), r.sync_ms = b.pod<double>();
+  r.iterations = b.pod<int32_t>(), r.step_ms_median = b.pod<double>(), r.step_ms_p90 = b.pod<double>();
+  r.step_ms_mean = b.pod<double>();
+  return r;
+}
+}  // namespace
+
+RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMetrics& m) {
+  RankOutputs o;
+  RankRow& r = o.row;
+  r.host = tl.host, r.file = tl.file, r.nsys_version = tl.nsys_version, r.schema_version = tl.schema_version;
+  r.iteration_source = ranks::iteration_source_name(m.iteration_source);
+  r.device = tl.device, r.pid = tl.pid, r.utc_epoch_ns = tl.utc_epoch_ns;
+  r.gpu_start_ns = m.gpu_start, r.gpu_end_ns = m.gpu_end, r.steady = m.steady;
+  r.kernel_count = m.kernel_count, r.nccl_kernel_count = m.nccl_kernel_count, r.copy_count = m.copy_count;
+  r.scope_ms = ms(m.scope.span_ns), r.busy_ms = ms(m.scope.busy_ns), r.compute_ms = ms(m.scope.compute_ns);
+  r.nccl_ms = ms(m.scope.nccl_ns), r.exposed_nccl_ms = ms(m.scope.exposed_nccl_ns), r.idle_ms = ms(m.scope.idle_ns);
+  r.whole_ms = ms(m.whole.span_ns), r.whole_busy_ms = ms(m.whole.busy_ns), r.whole_idle_ms = ms(m.whole.idle_ns);
+  r.gap_count = m.gap_count, r.long_gap_count = m.long_gap_count, r.long_gap_ms = ms(m.long_gap_ns);
+  r.h2d_bytes = m.h2d_bytes, r.d2h_bytes = m.d2h_bytes, r.h2d_ms = ms(m.h2d_ns), r.d2h_ms = ms(m.d2h_ns);
+  r.sync_count = m.sync_count, r.sync_ms = ms(m.sync_ns);
+  r.iterations = int32_t(m.iterations.size());
+  r.step_ms_median = m.step_ms.p50, r.step_ms_p90 = m.step_ms.p90, r.step_ms_mean = m.step_ms.mean;
+  for (size_t i = 0; i < m.top_kernels.size(); ++i) {
+    const auto& k = m.top_kernels[i];
+    o.top_kernels.push_back({-1, int32_t(i), tl.names.str(k.name), uint8_t(k.nccl), k.count, ms(k.total_ns),
+                             k.count ? ms(k.total_ns) / double(k.count) : 0.0, ms(k.max_ns)});
+  }
+  for (const auto& it : m.iterations)
+    o.iterations.push_back({-1, it.number, it.start, ms(it.step_ns), uint8_t(it.warmup)});
+  o.histograms.kernel_ns = m.kernel_hist, o.histograms.nccl_kernel_ns = m.nccl_hist;
+  o.histograms.idle_gap_ns = m.gap_hist, o.histograms.sync_ns = m.sync_hist;
+  return o;
+}
+
+void set_rank(RankOutputs& o, int rank) {
+  o.row.rank = rank;
+  o.histograms.rank = rank;
+  for (auto& k : o.top_kernels) k.rank = rank;
+  for (auto& i : o.iterations) i.rank = rank;
+}
+
+void sort_by_rank(RunResults& r) {
+  auto by_rank = [](auto& a, auto& b) { return a.rank < b.rank; };
+  std::sort(r.ranks.begin(), r.ranks.end(), by_rank);
+  std::sort(r.histograms.begin(), r.histograms.end(), by_rank);
+  std::stable_sort(r.top_kernels.begin(), r.top_kernels.end(), by_rank);
+  std::stable_sort(r.iterations.begin(), r.iterations.end(), by_rank);
+}
+
+std::vector<std::string> gather_hosts(MPI_Comm comm, const std::vector<RankRow>& mine) {
+  ByteWriter w;
+  for (const auto& r : mine) w.str(r.host);
+  std::set<std::string> hosts;
+  for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+    ByteReader b(blob);
+    while (!b.done()) hosts.insert(b.str());
+  }
+  return {hosts.begin(), hosts.end()};
+}
+
+RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int root) {
+  ByteWriter w;
+  w.pod<uint64_t>(local.ranks.size());
+  for (const auto& r : local.ranks) put(w, r);
+  for (const auto& it : local.iterations)
+    if (!it.warmup) w.pod(it.step_ms);
+  RunSummaryInput s;
+  s.failures = local.failures, s.inputs = local.inputs, s.hosts = local.hosts, s.total_ranks = local.total_ranks;
+  for (const auto& blob : gather_blobs(comm, w.bytes(), root)) {
+    ByteReader b(blob);
+    for (auto n = b.pod<uint64_t>(); n > 0; --n) s.ranks.push_back(get(b));
+    while (!b.done()) s.steady_step_ms.push_back(b.pod<double>());
+  }
+  std::sort(s.ranks.begin(), s.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  return s;
+}
+
+}  // namespace straggler

@@ -1,0 +1,35 @@
+// Turning per-rank metrics into result rows, and moving rows between processes.
+#pragma once
+#include <mpi.h>
+
+#include "ranks/metrics.hpp"
+#include "ranks/timeline.hpp"
+#include "results.hpp"
+
+namespace straggler {
+
+struct RankOutputs {
+  RankRow row;
+  std::vector<TopKernelRow> top_kernels;
+  std::vector<IterationRow> iterations;
+  RankHistograms histograms;
+};
+
+RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMetrics& m);
+void set_rank(RankOutputs& o, int rank);
+void sort_by_rank(RunResults& r);
+// Distinct host names over all processes, sorted.
+std::vector<std::string> gather_hosts(MPI_Comm comm, const std::vector<RankRow>& mine);
+
+// Everything the report and the summary need, on one process.
+struct RunSummaryInput {
+  std::vector<RankRow> ranks;         // all ranks, sorted
+  std::vector<double> steady_step_ms; // every steady-state iteration of every rank
+  std::vector<FailureRow> failures;
+  std::vector<InputFile> inputs;
+  std::vector<std::string> hosts;
+  int32_t total_ranks = 0;
+};
+RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int root);
+
+}  // namespace straggler

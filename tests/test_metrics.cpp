@@ -1,0 +1,143 @@
+// Per-rank metrics on hand-built timelines whose answers are computed by hand.
+#include <gtest/gtest.h>
+
+#include "ranks/histogram.hpp"
+#include "ranks/metrics.hpp"
+
+using namespace ranks;
+
+namespace {
+
+struct Builder {
+  RankTimeline tl;
+  void kernel(int64_t s, int64_t e, const char* name, bool nccl, int stream = 7, int64_t launch = kNoTime) {
+    auto& k = tl.kernels;
+    k.start.push_back(s), k.end.push_back(e), k.stream.push_back(stream), k.name.push_back(tl.names.intern(name));
+    k.launch.push_back(launch), k.nccl_api.push_back(kNoName), k.is_nccl.push_back(nccl);
+  }
+  void marker(int64_t s, int64_t e, const char* name) {
+    auto& n = tl.nvtx;
+    n.start.push_back(s), n.end.push_back(e), n.name.push_back(tl.names.intern(name)), n.nccl_domain.push_back(0);
+    n.tid.push_back(1);
+  }
+  void sync(int64_t s, int64_t e) {
+    auto& a = tl.api;
+    a.start.push_back(s), a.end.push_back(e), a.name.push_back(tl.names.intern("cudaStreamSynchronize_v3020"));
+    a.kind.push_back(ApiKind::Sync);
+  }
+  void copy(int64_t s, int64_t e, int64_t bytes, CopyKind kind) {
+    auto& c = tl.copies;
+    c.start.push_back(s), c.end.push_back(e), c.bytes.push_back(bytes), c.stream.push_back(7), c.kind.push_back(kind);
+  }
+};
+
+}  // namespace
+
+TEST(Metrics, BusyComputeNcclExposedAndGaps) {
+  Builder b;
+  b.kernel(0, 100, "gemm", false);
+  b.kernel(50, 300, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, 13);  // overlaps compute on [50,100)
+  b.kernel(400, 500, "gemm", false);
+  b.kernel(2'000'600, 2'000'700, "gemm", false);  // after a 2 ms gap
+  b.copy(500, 600, 4096, CopyKind::HtoD);
+  auto m = compute_metrics(b.tl);
+  EXPECT_FALSE(m.steady);
+  EXPECT_EQ(m.whole.span_ns, 2'000'700);
+  EXPECT_EQ(m.whole.busy_ns, 300 + 200 + 100);      // [0,300) [400,600) [2000600,2000700)
+  EXPECT_EQ(m.whole.compute_ns, 100 + 100 + 100);
+  EXPECT_EQ(m.whole.nccl_ns, 250);
+  EXPECT_EQ(m.whole.exposed_nccl_ns, 200);          // [100,300)
+  EXPECT_EQ(m.whole.idle_ns, 2'000'700 - 600);
+  EXPECT_EQ(m.gap_count, 2);                        // [300,400) and [600,2000600)
+  EXPECT_EQ(m.long_gap_count, 1);
+  EXPECT_EQ(m.long_gap_ns, 2'000'000);
+  EXPECT_EQ(m.h2d_bytes, 4096);
+  EXPECT_EQ(m.h2d_ns, 100);
+  EXPECT_EQ(m.kernel_count, 4);
+  EXPECT_EQ(m.nccl_kernel_count, 1);
+  ASSERT_FALSE(m.top_kernels.empty());
+  EXPECT_EQ(b.tl.names.str(m.top_kernels[0].name), "gemm");
+  EXPECT_EQ(m.top_kernels[0].count, 3);
+  EXPECT_EQ(m.top_kernels[0].total_ns, 300);
+  EXPECT_EQ(m.kernel_hist.total(), 3u);
+  EXPECT_EQ(m.nccl_hist.total(), 1u);
+}
+
+TEST(Metrics, IterationsFromMarkersExcludeWarmup) {
+  Builder b;
+  // Warm-up iteration 0 is slow (10 ms), then 3 iterations of 4 ms; one sync per iteration.
+  const int64_t starts[] = {0, 10'000'000, 14'000'000, 18'000'000, 22'000'000};
+  for (int i = 0; i < 4; ++i) {
+    std::string name = "ProfilerStep#" + std::to_string(i + 5);
+    b.marker(starts[i], starts[i + 1] - 500'000, name.c_str());
+    b.kernel(starts[i] + 100'000, starts[i + 1] - 1'000'000, "gemm", false, 7, starts[i] + 10'000);
+    b.sync(starts[i + 1] - 900'000, starts[i + 1] - 600'000);
+  }
+  b.marker(5, 6, "not_a_step");
+  auto m = compute_metrics(b.tl);
+  EXPECT_EQ(m.iteration_source, IterationSource::NvtxMarker);
+  ASSERT_EQ(m.iterations.size(), 4u);
+  EXPECT_EQ(m.iterations[0].number, 5);
+  EXPECT_TRUE(m.iterations[0].warmup);
+  EXPECT_EQ(m.iterations[0].step_ns, 10'000'000);
+  EXPECT_EQ(m.iterations[1].step_ns, 4'000'000);
+  // The last iteration ends with its last kernel (after its marker ended? no: marker ends later).
+  EXPECT_EQ(m.iterations[3].end, 22'000'000 - 500'000);
+  EXPECT_TRUE(m.steady);
+  EXPECT_EQ(m.scope_start, 10'000'000);
+  EXPECT_DOUBLE_EQ(m.step_ms.p50, 4.0);
+  EXPECT_EQ(m.step_ms.count, 3u);
+  EXPECT_EQ(m.sync_count, 3);  // the warm-up sync is out of scope
+  EXPECT_EQ(m.sync_ns, 3 * 300'000);
+}
+
+TEST(Metrics, IterationsFromCollectivePeriodWithoutMarkers) {
+  Builder b;
+  // Each iteration: AllReduce, SendRecv, AllReduce on the NCCL stream, 5 ms apart.
+  for (int it = 0; it < 6; ++it) {
+    int64_t t = it * 5'000'000;
+    b.kernel(t, t + 1000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, 13);
+    b.kernel(t + 2000, t + 3000, "ncclDevKernel_SendRecv", true, 13);
+    b.kernel(t + 4000, t + 5000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, 13);
+  }
+  auto m = compute_metrics(b.tl);
+  EXPECT_EQ(m.iteration_source, IterationSource::CollectivePeriod);
+  ASSERT_EQ(m.iterations.size(), 6u);
+  EXPECT_EQ(m.iterations[2].step_ns, 5'000'000);
+}
+
+TEST(Metrics, NoIterationsFoundInAperiodicTrace) {
+  Builder b;
+  b.kernel(0, 10, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true);
+  b.kernel(20, 30, "ncclDevKernel_SendRecv", true);
+  auto m = compute_metrics(b.tl);
+  EXPECT_EQ(m.iteration_source, IterationSource::None);
+  EXPECT_TRUE(m.iterations.empty());
+}
+
+TEST(Histogram, FixedEdgesMergeExactly) {
+  const auto& e = LogHistogram::edges();
+  EXPECT_EQ(e[0], 0);
+  EXPECT_EQ(e[1], 100);
+  EXPECT_EQ(e[11], 1000);
+  EXPECT_EQ(e[LogHistogram::kBins - 1], 100'000'000'000LL);
+  LogHistogram a, b, all;
+  for (int64_t v : {5LL, 100LL, 999LL, 1000LL, 123456789LL, 500'000'000'000LL}) a.add(v), all.add(v);
+  for (int64_t v : {7LL, 2000LL}) b.add(v), all.add(v);
+  a.merge(b);
+  EXPECT_EQ(a.counts, all.counts);
+  EXPECT_EQ(a.counts[0], 2u);                          // 5, 7
+  EXPECT_EQ(a.counts[LogHistogram::kBins - 1], 1u);    // 500 s
+  EXPECT_EQ(a.total(), 8u);
+}
+
+TEST(Histogram, DistributionQuantiles) {
+  auto d = Distribution::of({4, 1, 3, 2, 5});
+  EXPECT_EQ(d.count, 5u);
+  EXPECT_DOUBLE_EQ(d.p50, 3);
+  EXPECT_DOUBLE_EQ(d.p90, 4.6);
+  EXPECT_DOUBLE_EQ(d.mean, 3);
+  EXPECT_DOUBLE_EQ(d.min, 1);
+  EXPECT_DOUBLE_EQ(d.max, 5);
+  EXPECT_NEAR(d.stddev, 1.5811388, 1e-6);
+}

@@ -1,0 +1,268 @@
+// nsys reader: real exports from ../shared/data/real (numbers checked with the sqlite3 CLI, see
+// the queries next to each test) and small fixtures for the rules of docs/nsys-export-notes.md.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "nsys_fixture.hpp"
+#include "ranks/nsys_reader.hpp"
+
+namespace fs = std::filesystem;
+using ranks::ProfileError;
+using ranks::read_nsys;
+using testing_fixture::NsysFixture;
+
+namespace {
+
+std::string real(const std::string& name) { return std::string(SS_SHARED_DIR) + "/data/real/" + name; }
+
+#define REQUIRE_REAL(file)                                                                              \
+  if (!fs::exists(real(file))) {                                                                    \
+    GTEST_SKIP() << "real profile " << real(file) << " absent (../shared/data/real)";              \
+  }                                                                                                 \
+  do {                                                                                              \
+  } while (0)
+
+size_t count_name_prefix(const ranks::RankTimeline& tl, const std::string& prefix) {
+  size_t n = 0;
+  for (auto id : tl.kernels.name) n += tl.names.str(id).rfind(prefix, 0) == 0;
+  return n;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("ss-reader-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& n) const { return (path / n).string(); }
+};
+
+}  // namespace
+
+// sqlite3 nsysai_mfu_2gpu_before.sqlite "select globalPid/0x1000000%0x1000000, deviceId, count(*),
+//   sum(s.value='ncclDevKernel_SendRecv') from CUPTI_ACTIVITY_KIND_KERNEL k join StringIds s on s.id=k.shortName group by 1,2"
+//   -> 144|0|1993|33, 145|1|2017|33
+TEST(RealProfiles, TorchrunTwoRankCaptureSplitsByProcess) {
+  REQUIRE_REAL("nsysai_mfu_2gpu_before.sqlite");
+  auto tls = read_nsys(real("nsysai_mfu_2gpu_before.sqlite"));
+  ASSERT_EQ(tls.size(), 2u);
+  EXPECT_EQ(tls[0].pid, 144);
+  EXPECT_EQ(tls[0].device, 0);
+  EXPECT_EQ(tls[1].pid, 145);
+  EXPECT_EQ(tls[1].device, 1);
+  EXPECT_EQ(tls[0].kernels.size(), 1993u);
+  EXPECT_EQ(tls[1].kernels.size(), 2017u);
+  for (const auto& tl : tls) {
+    EXPECT_EQ(count_name_prefix(tl, "ncclDevKernel_SendRecv"), 33u);
+    size_t nccl = 0;
+    for (auto v : tl.kernels.is_nccl) nccl += v;
+    EXPECT_EQ(nccl, 33u);
+    EXPECT_EQ(tl.host, "modal");
+    EXPECT_EQ(tl.schema_version, "3.25.0");
+    EXPECT_EQ(tl.nsys_version, "2026.2.1.210");
+    EXPECT_EQ(tl.utc_epoch_ns, 1779782330176752435LL);
+    EXPECT_TRUE(std::is_sorted(tl.kernels.start.begin(), tl.kernels.start.end()));
+  }
+}
+
+// Kernels with a launch row (join on correlationId AND pid): 1981 / 2005; NCCL ones 32 / 32, each
+// launched inside an ncclGroupEnd holding ncclSend/ncclRecv. A correlationId-only join is wrong here.
+// Host syncs: cudaStreamSynchronize 16 / 17.
+TEST(RealProfiles, LaunchJoinUsesProcessAndNcclRangesAreLinked) {
+  REQUIRE_REAL("nsysai_mfu_2gpu_before.sqlite");
+  auto tls = read_nsys(real("nsysai_mfu_2gpu_before.sqlite"));
+  ASSERT_EQ(tls.size(), 2u);
+  const size_t launched[] = {1981, 2005}, syncs[] = {16, 17};
+  for (size_t r = 0; r < 2; ++r) {
+    const auto& k = tls[r].kernels;
+    size_t with_launch = 0, nccl_linked = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+      with_launch += k.launch[i] != ranks::kNoTime;
+      if (k.launch[i] != ranks::kNoTime) EXPECT_LE(k.launch[i], k.start[i]);
+      if (k.is_nccl[i] && k.nccl_api[i] != ranks::kNoName) {
+        ++nccl_linked;
+        const auto& api = tls[r].names.str(k.nccl_api[i]);
+        EXPECT_TRUE(api == "ncclSend" || api == "ncclRecv") << api;
+      }
+    }
+    EXPECT_EQ(with_launch, launched[r]);
+    EXPECT_EQ(nccl_linked, 32u);
+    size_t sync = 0;
+    for (auto kind : tls[r].api.kind) sync += kind == ranks::ApiKind::Sync;
+    EXPECT_EQ(sync, syncs[r]);
+  }
+}
+
+TEST(RealProfiles, AfterAndH100Captures) {
+  REQUIRE_REAL("nsysai_mfu_2gpu_after.sqlite");
+  auto after = read_nsys(real("nsysai_mfu_2gpu_after.sqlite"));
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].kernels.size(), 1793u);
+  EXPECT_EQ(after[1].kernels.size(), 1794u);
+  EXPECT_EQ(count_name_prefix(after[0], "ncclDevKernel_SendRecv"), 31u);
+  EXPECT_EQ(count_name_prefix(after[1], "ncclDevKernel_SendRecv"), 31u);
+  auto h100 = read_nsys(real("nsysai_h100_2gpu_1s.sqlite"));
+  ASSERT_EQ(h100.size(), 2u);
+  EXPECT_EQ(h100[0].kernels.size(), 1721u);
+  EXPECT_EQ(h100[1].kernels.size(), 1721u);
+  EXPECT_EQ(count_name_prefix(h100[0], "nccl"), 0u);
+}
+
+TEST(RealProfiles, OlderSchemaVersions) {
+  REQUIRE_REAL("nvfuser_report1_1gpu.sqlite");
+  auto nv = read_nsys(real("nvfuser_report1_1gpu.sqlite"));
+  ASSERT_EQ(nv.size(), 1u);
+  EXPECT_EQ(nv[0].kernels.size(), 19u);
+  EXPECT_EQ(nv[0].schema_version, "3.16.1");
+  EXPECT_EQ(nv[0].nsys_version, "2024.6.2.25");
+  EXPECT_EQ(nv[0].host, "e9ce1d13d1dc");
+  EXPECT_EQ(nv[0].pid, 30156);
+  auto mock = read_nsys(real("nsysai_mock_1gpu.sqlite"));
+  ASSERT_EQ(mock.size(), 1u);
+  EXPECT_EQ(mock[0].kernels.size(), 2u);
+  EXPECT_EQ(mock[0].schema_version, "3.24.14");
+  EXPECT_EQ(mock[0].host, "DESKTOP-KBEMEQS");
+}
+
+TEST(Fixture, RowsInAnyOrderAndNullsAndExtraColumns) {
+  TempDir t;
+  const auto path = t.file("r.sqlite");
+  {
+    NsysFixture f(path, "META_DATA_EXPORT", true, ", futureColumn TEXT, anotherNew INTEGER NOT NULL DEFAULT 7");
+    f.kernel(10, 0, 7, 5000, 6000, "gemm", 3);
+    f.kernel(10, 0, 7, 1000, 2000, "gemm", 1);
+    f.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start,end,deviceId,contextId,streamId,correlationId,globalPid,"
+           "demangledName,shortName) VALUES (3000,4000,0,1,7,NULL,NULL,0,0)");  // NULL pid and correlation
+    f.runtime(10, 10, 900, 950, "cudaLaunchKernel_v7000", 1);
+    f.runtime(10, 10, 4900, 4950, "cudaLaunchKernel_v7000", 3);
+  }
+  auto tls = read_nsys(path);
+  // NULL globalPid is pid 0: a second process.
+  ASSERT_EQ(tls.size(), 2u);
+  const auto& tl = tls[0].pid == 10 ? tls[0] : tls[1];
+  ASSERT_EQ(tl.kernels.size(), 2u);
+  EXPECT_EQ(tl.kernels.start[0], 1000);
+  EXPECT_EQ(tl.kernels.launch[0], 900);
+  EXPECT_EQ(tl.kernels.launch[1], 4900);
+  EXPECT_EQ(tl.launches_total, 2);
+  EXPECT_EQ(tl.host, "host-a");
+}
+
+TEST(Fixture, CorrelationIdsAreJoinedPerProcess) {
+  TempDir t;
+  const auto path = t.file("two.sqlite");
+  {
+    NsysFixture f(path);
+    // Both processes use correlation id 5; each launch must land on its own process's kernel.
+    f.kernel(1, 0, 7, 1000, 2000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5);
+    f.kernel(2, 1, 7, 1100, 2000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5);
+    f.runtime(1, 1, 500, 510, "cuLaunchKernelEx", 5);
+    f.runtime(2, 2, 700, 710, "cuLaunchKernelEx", 5);
+    f.range(1, 1, 400, 600, "ncclAllReduce", 1);
+    f.range(2, 2, 600, 800, "ncclAllReduce", 1);  // no domain-create rows: recognised by name
+  }
+  auto tls = read_nsys(path);
+  ASSERT_EQ(tls.size(), 2u);
+  EXPECT_EQ(tls[0].kernels.launch[0], 500);
+  EXPECT_EQ(tls[1].kernels.launch[0], 700);
+  for (const auto& tl : tls) {
+    ASSERT_NE(tl.kernels.nccl_api[0], ranks::kNoName);
+    EXPECT_EQ(tl.names.str(tl.kernels.nccl_api[0]), "ncclAllReduce");
+  }
+}
+
+TEST(Fixture, NcclDomainFromCreateRowAndGroupedSendRecv) {
+  TempDir t;
+  const auto path = t.file("g.sqlite");
+  {
+    NsysFixture f(path);
+    f.domain_create(1, 3, "NCCL");
+    f.domain_create(1, 4, "other");
+    f.kernel(1, 0, 9, 1000, 2000, "ncclDevKernel_SendRecv", 8);
+    f.range(1, 1, 100, 150, "ncclGroupStart", 3);
+    f.range(1, 1, 160, 170, "ncclSend", 3);
+    f.range(1, 1, 180, 190, "ncclRecv", 3);
+    f.range(1, 1, 200, 400, "ncclGroupEnd", 3);
+    f.range(1, 1, 0, 900, "ncclAllReduce", 4);  // not NCCL's domain: must not be taken
+    f.runtime(1, 1, 300, 320, "cuLaunchKernelEx", 8);
+  }
+  auto tls = read_nsys(path);
+  ASSERT_EQ(tls.size(), 1u);
+  const auto& tl = tls[0];
+  EXPECT_EQ(tl.names.str(tl.kernels.nccl_api[0]), "ncclRecv");
+  size_t nccl_ranges = 0;
+  for (auto v : tl.nvtx.nccl_domain) nccl_ranges += v;
+  EXPECT_EQ(nccl_ranges, 4u);
+}
+
+TEST(Fixture, OldSchemaMetaTable) {
+  TempDir t;
+  const auto path = t.file("old.sqlite");
+  {
+    NsysFixture f(path, "EXPORT_META_DATA");
+    f.kernel(1, 0, 7, 1, 2, "k", 1);
+  }
+  auto tls = read_nsys(path);
+  ASSERT_EQ(tls.size(), 1u);
+  EXPECT_EQ(tls[0].schema_version, "3.25.0");
+}
+
+TEST(BadInput, EachProblemIsOneLineNamingTheFile) {
+  TempDir t;
+  auto expect_error = [](const std::string& path, const std::string& needle) {
+    try {
+      read_nsys(path);
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const ProfileError& e) {
+      std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(path, 0), 0u) << msg;
+      EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  };
+  {
+    std::ofstream(t.file("text.sqlite")) << "this is not a database, just text\n";
+  }
+  expect_error(t.file("text.sqlite"), "not a SQLite file");
+  {
+    NsysFixture f(t.file("nokernel.sqlite"), "META_DATA_EXPORT", false);
+  }
+  expect_error(t.file("nokernel.sqlite"), "no CUPTI_ACTIVITY_KIND_KERNEL table");
+  {
+    NsysFixture f(t.file("empty.sqlite"));
+  }
+  expect_error(t.file("empty.sqlite"), "kernel table is empty");
+  {
+    NsysFixture f(t.file("full.sqlite"));
+    for (int i = 0; i < 3000; ++i) f.kernel(1, 0, 7, i * 10, i * 10 + 5, "kernel_with_a_long_name_" + std::to_string(i % 50), i);
+  }
+  {  // truncated copy
+    std::ifstream in(t.file("full.sqlite"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(t.file("trunc.sqlite"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  expect_error(t.file("trunc.sqlite"), "");
+  {  // corrupt pages in the middle
+    std::ifstream in(t.file("full.sqlite"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    for (size_t i = 4096; i < bytes.size(); i += 7) bytes[i] = char(0xA5);
+    std::ofstream(t.file("corrupt.sqlite"), std::ios::binary) << bytes;
+  }
+  expect_error(t.file("corrupt.sqlite"), "");
+  expect_error(t.file("missing.sqlite"), "");
+  fs::create_symlink("/nonexistent/profile.sqlite", t.path / "dangling.sqlite");
+  expect_error(t.file("dangling.sqlite"), "");
+  ::mkfifo(t.file("fifo.sqlite").c_str(), 0600);
+  expect_error(t.file("fifo.sqlite"), "not a regular file");  // must not block on open
+  {
+    NsysFixture f(t.file("nometa.sqlite"));
+    f.exec("DROP TABLE META_DATA_EXPORT");
+  }
+  expect_error(t.file("nometa.sqlite"), "not an Nsight Systems SQLite export");
+}

@@ -1,0 +1,74 @@
+#include "topology/layout.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace topology {
+
+ParallelLayout ParallelLayout::parse(const std::string& text) {
+  ParallelLayout l;
+  char x1 = 0, x2 = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c%d%n", &l.tp, &x1, &l.pp, &x2, &l.dp, &consumed) != 5 ||
+      (x1 != 'x' && x1 != 'X') || (x2 != 'x' && x2 != 'X') || consumed != int(text.size()) ||
+      l.tp < 1 || l.pp < 1 || l.dp < 1)
+    throw std::invalid_argument("layout must be TPxPPxDP with positive integers, e.g. 2x2x8: '" + text + "'");
+  return l;
+}
+
+std::string ParallelLayout::to_string() const { return fmt::format("{}x{}x{}", tp, pp, dp); }
+
+const char* group_kind_name(GroupKind k) {
+  switch (k) {
+    case GroupKind::TP: return "tp";
+    case GroupKind::PP: return "pp";
+    case GroupKind::DP: return "dp";
+    case GroupKind::World: return "world";
+  }
+  return "?";
+}
+
+std::string CommunicatorGroup::name() const { return fmt::format("{}-{}", group_kind_name(kind), index); }
+
+CommunicatorGroup group_of(const ParallelLayout& l, GroupKind kind, int rank) {
+  const int t = l.tp_rank(rank), d = l.dp_rank(rank), p = l.pp_rank(rank);
+  CommunicatorGroup g{kind, 0, {}};
+  switch (kind) {
+    case GroupKind::TP:
+      g.index = d + l.dp * p;
+      for (int i = 0; i < l.tp; ++i) g.ranks.push_back(l.rank_of(i, d, p));
+      break;
+    case GroupKind::DP:
+      g.index = t + l.tp * p;
+      for (int i = 0; i < l.dp; ++i) g.ranks.push_back(l.rank_of(t, i, p));
+      break;
+    case GroupKind::PP:
+      g.index = t + l.tp * d;
+      for (int i = 0; i < l.pp; ++i) g.ranks.push_back(l.rank_of(t, d, i));
+      break;
+    case GroupKind::World:
+      for (int r = 0; r < l.world(); ++r) g.ranks.push_back(r);
+      break;
+  }
+  return g;
+}
+
+std::vector<CommunicatorGroup> communicator_groups(const ParallelLayout& l) {
+  std::vector<CommunicatorGroup> out;
+  const struct { GroupKind kind; int size; int count; } kinds[] = {
+      {GroupKind::TP, l.tp, l.dp * l.pp}, {GroupKind::DP, l.dp, l.tp * l.pp}, {GroupKind::PP, l.pp, l.tp * l.dp}};
+  for (const auto& k : kinds) {
+    if (k.size < 2) continue;
+    for (int r = 0; r < l.world(); ++r) {
+      auto g = group_of(l, k.kind, r);
+      if (g.ranks.front() == r) out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+std::string host_name(int host_index) { return fmt::format("node-{:02d}", host_index); }
+
+}  // namespace topology
