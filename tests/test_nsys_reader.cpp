@@ -84,7 +84,9 @@ TEST(RealProfiles, LaunchJoinUsesProcessAndNcclRangesAreLinked) {
     size_t with_launch = 0, nccl_linked = 0;
     for (size_t i = 0; i < k.size(); ++i) {
       with_launch += k.launch[i] != ranks::kNoTime;
-      if (k.launch[i] != ranks::kNoTime) EXPECT_LE(k.launch[i], k.start[i]);
+      if (k.launch[i] != ranks::kNoTime) {
+        EXPECT_LE(k.launch[i], k.start[i]);
+      }
       if (k.is_nccl[i] && k.nccl_api[i] != ranks::kNoName) {
         ++nccl_linked;
         const auto& api = tls[r].names.str(k.nccl_api[i]);

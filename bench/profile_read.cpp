@@ -1,0 +1,29 @@
+// straggler-scan's per-profile work (read + per-rank metrics) on one file, timed.
+// Usage: profile_read FILE -> one JSON line (seconds, kernels, peak RSS).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "ranks/metrics.hpp"
+#include "ranks/nsys_reader.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 2) return std::fprintf(stderr, "usage: profile_read FILE\n"), 2;
+  auto t0 = std::chrono::steady_clock::now();
+  auto tls = ranks::read_nsys(argv[1]);
+  auto t1 = std::chrono::steady_clock::now();
+  size_t kernels = 0;
+  double busy = 0;
+  for (const auto& tl : tls) {
+    kernels += tl.kernels.size();
+    busy += double(ranks::compute_metrics(tl).whole.busy_ns);
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("{\"kernels\": %zu, \"read_seconds\": %.6f, \"metrics_seconds\": %.6f, \"seconds\": %.6f, "
+              "\"max_rss_kb\": %ld, \"busy_ns\": %.0f}\n",
+              kernels, std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
+              std::chrono::duration<double>(t2 - t0).count(), ru.ru_maxrss, busy);
+}

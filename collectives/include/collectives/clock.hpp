@@ -1,0 +1,43 @@
+// Clock alignment from collective end times.
+// Members of one collective finish within microseconds of each other (none can finish before the
+// last arrives, and the data then moves in lock step), so for ranks a, b of one communicator the
+// difference of their recorded end times, op by op, is their clock difference plus small noise.
+// Each communicator yields pairwise estimates (member vs the communicator's reference member);
+// a weighted least-squares fit over the graph of all communicators gives each rank's offset and
+// linear drift relative to a reference rank.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace collectives {
+
+// Observation: clock(a) - clock(b) = offset_ns + drift * (t - t_ref_ns), from `ops` matched ops.
+struct ClockEdge {
+  int a = 0, b = 0;
+  double offset_ns = 0, drift = 0;  // drift in ns per ns
+  double t_ref_ns = 0;               // time the offset refers to (wall clock of b)
+  double spread_ns = 0;              // robust spread (1.4826 MAD) of the differences around the fit
+  int64_t ops = 0;
+};
+
+// Fits one pair from matched end times (same length; ns on each rank's own wall clock):
+// median offset, and drift from the medians of up to 8 time bins when there are >= 32 ops.
+ClockEdge fit_pair(int a, int b, const std::vector<int64_t>& end_a, const std::vector<int64_t>& end_b);
+
+struct ClockSolution {
+  std::vector<double> offset_ns;    // per rank, at t_ref_ns; reference rank = 0
+  std::vector<double> drift;        // per rank, ns per ns
+  std::vector<uint8_t> aligned;     // 0 when the rank is not connected to the reference
+  double t_ref_ns = 0;
+  // Correction: true_time = t - (offset + drift * (t - t_ref)).
+  int64_t correct(int rank, int64_t t) const {
+    const double o = offset_ns[size_t(rank)] + drift[size_t(rank)] * (double(t) - t_ref_ns);
+    return t - int64_t(o >= 0 ? o + 0.5 : o - 0.5);
+  }
+};
+
+// n ranks; edges over ranks 0..n-1; `reference` gets offset 0. Deterministic.
+ClockSolution solve_clocks(int n, const std::vector<ClockEdge>& edges, int reference);
+
+}  // namespace collectives

@@ -1,0 +1,62 @@
+#include "ranks/changepoint.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ranks {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+double segment_median(const std::vector<double>& x, size_t lo, size_t hi) {
+  return median(std::vector<double>(x.begin() + long(lo), x.begin() + long(hi)));
+}
+
+void split(const std::vector<double>& x, size_t lo, size_t hi, double threshold, const ChangePointOptions& opt,
+           std::vector<size_t>& cuts) {
+  const size_t n = hi - lo;
+  if (n < 2 * opt.min_duration) return;
+  std::vector<double> prefix(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + x[lo + i];
+  double best = -1;
+  size_t best_k = 0;
+  for (size_t k = opt.min_duration; k + opt.min_duration <= n; ++k) {
+    const double ml = prefix[k] / double(k), mr = (prefix[n] - prefix[k]) / double(n - k);
+    const double score = std::abs(ml - mr) * std::sqrt(double(k) * double(n - k) / double(n));
+    if (score > best) best = score, best_k = k;
+  }
+  if (best_k == 0) return;
+  const size_t cut = lo + best_k;
+  if (std::abs(segment_median(x, lo, cut) - segment_median(x, cut, hi)) < threshold) return;
+  cuts.push_back(cut);
+  split(x, lo, cut, threshold, opt, cuts);
+  split(x, cut, hi, threshold, opt, cuts);
+}
+
+}  // namespace
+
+std::vector<ChangePoint> change_points(const std::vector<double>& x, const ChangePointOptions& opt) {
+  if (x.size() < 2 * opt.min_duration) return {};
+  std::vector<double> diffs;
+  for (size_t i = 1; i < x.size(); ++i) diffs.push_back(x[i] - x[i - 1]);
+  const double dm = median(diffs);
+  for (auto& d : diffs) d = std::abs(d - dm);
+  const double noise = 1.4826 * median(diffs) / std::sqrt(2.0);
+  const double threshold = std::max(opt.min_shift * std::abs(median(x)), opt.noise_factor * noise);
+  std::vector<size_t> cuts;
+  split(x, 0, x.size(), threshold, opt, cuts);
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<ChangePoint> out;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    const size_t lo = i ? cuts[i - 1] : 0, hi = i + 1 < cuts.size() ? cuts[i + 1] : x.size();
+    out.push_back({cuts[i], segment_median(x, lo, cuts[i]), segment_median(x, cuts[i], hi)});
+  }
+  return out;
+}
+
+}  // namespace ranks

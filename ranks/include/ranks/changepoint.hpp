@@ -1,0 +1,26 @@
+// Change points in a series (step time per iteration): where its level shifts and stays shifted.
+// Binary segmentation: the split maximising the standardised mean difference is kept when
+//  * both sides last at least `min_duration` points (a one-off slow step is not a change), and
+//  * the medians of the two sides differ by at least max(min_shift * overall median,
+//    noise_factor * robust noise), robust noise = 1.4826 * MAD of first differences / sqrt(2);
+// then both sides are searched again.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace ranks {
+
+struct ChangePointOptions {
+  size_t min_duration = 3;
+  double min_shift = 0.05;     // 5% of the median level
+  double noise_factor = 4.0;
+};
+
+struct ChangePoint {
+  size_t index = 0;            // first point of the new level
+  double before = 0, after = 0;  // medians of the segments on either side
+};
+
+std::vector<ChangePoint> change_points(const std::vector<double>& x, const ChangePointOptions& opt = {});
+
+}  // namespace ranks

@@ -1,0 +1,42 @@
+// Change points: a planted level shift is found at its index; noise and one-off spikes are not.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ranks/changepoint.hpp"
+
+using namespace ranks;
+
+TEST(ChangePoints, FindsAPlantedShiftInNoise) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0, 0.02 * 100);  // 2% jitter
+    std::vector<double> x;
+    for (int i = 0; i < 40; ++i) x.push_back((i < 17 ? 100 : 130) + noise(rng));
+    auto cps = change_points(x);
+    ASSERT_EQ(cps.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(cps[0].index, 17u) << "seed " << seed;
+    EXPECT_NEAR(cps[0].before, 100, 3);
+    EXPECT_NEAR(cps[0].after, 130, 3);
+  }
+}
+
+TEST(ChangePoints, HealthyNoiseAndSpikesGiveNone) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0, 5);  // 5% jitter
+    std::vector<double> x;
+    for (int i = 0; i < 40; ++i) x.push_back(100 + noise(rng));
+    x[20] = 180;  // one slow step (GC pause): not a change of level
+    EXPECT_TRUE(change_points(x).empty()) << "seed " << seed;
+  }
+}
+
+TEST(ChangePoints, TwoShifts) {
+  std::vector<double> x;
+  for (int i = 0; i < 30; ++i) x.push_back(i < 10 ? 50 : i < 20 ? 80 : 50);
+  auto cps = change_points(x);
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_EQ(cps[0].index, 10u);
+  EXPECT_EQ(cps[1].index, 20u);
+}

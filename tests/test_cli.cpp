@@ -1,0 +1,170 @@
+// End to end: straggler-sim makes runs, straggler-scan analyses them (alone and under mpirun).
+// Checks exit codes of the contract, one-line errors, no partial output, no secrets copied, and
+// identical HDF5 content whatever the number of processes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result sh(const std::string& cmd) {
+  Result r;
+  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                     "timeout 300 " + cmd + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+const std::string kScan = SS_SCAN_BIN, kSim = SS_SIM_BIN;
+
+class Cli : public ::testing::Test {
+ protected:
+  static fs::path root;
+  static void SetUpTestSuite() {
+    root = fs::temp_directory_path() / ("ss-cli-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root / "out");
+    auto r = sh(kSim + " " + (root / "run").string() + " --layout 2x2x2 --hosts 2 --iterations 5 --seed 11");
+    ASSERT_EQ(r.status, 0) << r.out;
+  }
+  static void TearDownTestSuite() { fs::remove_all(root); }
+  std::string run() const { return (root / "run").string(); }
+  std::string out(const std::string& name) const { return (root / "out" / name).string(); }
+};
+fs::path Cli::root;
+
+}  // namespace
+
+TEST_F(Cli, AnalysesAGeneratedRunAndWritesOutputs) {
+  auto r = sh(kScan + " " + run() + " -o " + out("a.h5") + " --summary " + out("a.json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("8 ranks from 8 files on 2 hosts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("most idle"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(out("a.h5")));
+  const std::string json = slurp(out("a.json"));
+  for (const char* key : {"\"tool\"", "\"version\"", "\"ranks\": 8", "\"ranks_failed\": []", "\"iterations\"",
+                          "\"step_ms\"", "\"stragglers\"", "\"slow_links\"", "\"desync\"", "\"clock\"", "\"pipeline\"",
+                          "\"scaling\"", "\"change_points\"", "\"what_if\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key << " missing in " << json;
+  // The generator plants a fake API key in DeviceEnvironment: it must never reach any output.
+  for (const auto& f : {out("a.h5"), out("a.json")}) {
+    const std::string bytes = slurp(f);
+    EXPECT_EQ(bytes.find("sim-secret"), std::string::npos) << f;
+    EXPECT_EQ(bytes.find("WANDB_API_KEY"), std::string::npos) << f;
+  }
+  EXPECT_EQ(r.out.find("sim-secret"), std::string::npos);
+  // No temporary files left beside the outputs.
+  for (const auto& e : fs::directory_iterator(root / "out"))
+    EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+}
+
+TEST_F(Cli, SameHdf5ContentForOneTwoAndFourProcesses) {
+  auto r1 = sh("mpirun -n 1 " + kScan + " " + run() + " -q -o " + out("n1.h5"));
+  auto r2 = sh("mpirun -n 2 " + kScan + " " + run() + " -q -o " + out("n2.h5"));
+  auto r4 = sh("mpirun -n 4 --oversubscribe " + kScan + " " + run() + " -q -o " + out("n4.h5"));
+  auto r0 = sh(kScan + " " + run() + " -q -o " + out("n0.h5"));  // singleton, no mpirun
+  ASSERT_EQ(r1.status, 0) << r1.out;
+  ASSERT_EQ(r2.status, 0) << r2.out;
+  ASSERT_EQ(r4.status, 0) << r4.out;
+  ASSERT_EQ(r0.status, 0) << r0.out;
+  // The command line attribute differs by the output name only; compare datasets and other attributes.
+  for (const char* other : {"n2.h5", "n4.h5", "n0.h5"}) {
+    auto d = sh("h5diff -c " + out("n1.h5") + " " + out(other) + " /ranks /ranks");
+    EXPECT_EQ(d.status, 0) << other << ": " << d.out;
+    for (const char* g : {"/histograms", "/kernels", "/iterations", "/inputs", "/failures"}) {
+      auto dg = sh("h5diff " + out("n1.h5") + " " + out(other) + " " + g + " " + g);
+      EXPECT_EQ(dg.status, 0) << other << " " << g << ": " << dg.out;
+    }
+  }
+}
+
+TEST_F(Cli, BadProfilesAreReportedAndTheRestAnalysed) {
+  const fs::path dir = root / "messy";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "dup");
+  for (int r = 0; r < 8; ++r) fs::copy_file(fs::path(run()) / ("rank_" + std::to_string(r) + ".sqlite"),
+                                            dir / ("rank_" + std::to_string(r) + ".sqlite"));
+  std::ofstream(dir / "rank_100.sqlite") << "not a database at all\n";
+  {
+    std::string b = slurp(dir / "rank_1.sqlite");
+    std::ofstream(dir / "rank_101.sqlite", std::ios::binary) << b.substr(0, b.size() / 3);
+  }
+  fs::copy_file(dir / "rank_2.sqlite", dir / "dup" / "rank_2.sqlite");
+  fs::create_symlink("/nonexistent/x.sqlite", dir / "rank_102.sqlite");
+  for (const char* launcher : {"", "mpirun -n 2 "}) {
+    auto r = sh(std::string(launcher) + kScan + " " + dir.string() + " -o " + out("messy.h5") + " --summary " +
+                out("messy.json"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("8 ranks from 8 files"), std::string::npos) << r.out;
+    for (const char* f : {"rank_100.sqlite: not a SQLite file", "rank_101.sqlite", "rank_102.sqlite: cannot open",
+                          "rank 2 is already claimed by"})
+      EXPECT_NE(r.out.find(f), std::string::npos) << f << " not in " << r.out;
+    const std::string json = slurp(out("messy.json"));
+    EXPECT_NE(json.find("\"ranks\": 8"), std::string::npos) << json;
+    EXPECT_NE(json.find("rank_100.sqlite"), std::string::npos) << json;
+  }
+  auto strict = sh(kScan + " " + dir.string() + " --strict -o " + out("strict.h5"));
+  EXPECT_EQ(strict.status, 2) << strict.out;
+  EXPECT_FALSE(fs::exists(out("strict.h5")));
+}
+
+TEST_F(Cli, UnusableArgumentsExitTwoAndWriteNothing) {
+  const fs::path empty = root / "empty";
+  fs::create_directories(empty);
+  auto r = sh(kScan + " " + empty.string() + " -o " + out("e.h5"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no profile"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out("e.h5")));
+
+  r = sh(kScan + " " + run() + " -o " + (root / "no-such-dir" / "x.h5").string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("directory does not exist"), std::string::npos) << r.out;
+
+  r = sh(kScan + " " + run() + " -o " + run() + "/inside.h5");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("inside the input directory"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(fs::path(run()) / "inside.h5"));
+
+  const fs::path bad = root / "allbad";
+  fs::create_directories(bad);
+  std::ofstream(bad / "rank_0.sqlite") << "junk";
+  r = sh("mpirun -n 2 " + kScan + " " + bad.string() + " -o " + out("bad.h5"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("rank_0.sqlite: not a SQLite file"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out("bad.h5")));
+
+  r = sh(kScan + " " + run() + " --no-such-flag");
+  EXPECT_EQ(r.status, 2) << r.out;
+}
+
+TEST_F(Cli, TorchrunStyleFilesHoldingSeveralRanks) {
+  const fs::path dir = root / "perhost";
+  auto g = sh(kSim + " " + dir.string() + " --layout 2x1x2 --hosts 2 --iterations 4 --seed 5 --per-host-files");
+  ASSERT_EQ(g.status, 0) << g.out;
+  auto r = sh(kScan + " " + dir.string() + " -o " + out("ph.h5") + " --summary " + out("ph.json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("4 ranks from 2 files on 2 hosts"), std::string::npos) << r.out;
+  auto d = sh("h5dump -d /ranks/rank -d /ranks/device -d /ranks/host " + out("ph.h5"));
+  EXPECT_NE(d.out.find("0, 1, 2, 3"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("0, 1, 0, 1"), std::string::npos) << d.out;
+}
