@@ -3,7 +3,9 @@
 // may be missing (lazy export), rows come in no particular order, correlationId is unique only
 // within a process, NVTX domains are per-process ids named by their create row.
 #include <algorithm>
+#include <exception>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 
 #include "collectives/nccl_kernel.hpp"
@@ -54,8 +56,24 @@ struct Proc {
   RankTimeline tl;
   std::vector<uint32_t> sid_to_name;  // nsys string id -> interned id (kNoName = not yet)
   std::vector<int64_t> corr;          // kernel correlation ids, parallel to kernels until sorted
-  std::unordered_map<int64_t, int64_t> device_counts;
+  std::vector<std::pair<int64_t, int64_t>> device_counts;  // (device, kernels): a handful at most
+  int64_t last_device = INT64_MIN;
+  size_t last_device_slot = 0;
+  void count_device(int64_t d) {
+    if (d != last_device) {
+      last_device = d;
+      auto it = std::find_if(device_counts.begin(), device_counts.end(), [&](auto& x) { return x.first == d; });
+      if (it == device_counts.end()) it = device_counts.insert(device_counts.end(), {d, 0});
+      last_device_slot = size_t(it - device_counts.begin());
+    }
+    ++device_counts[last_device_slot].second;
+  }
   int64_t corr_min = INT64_MAX, corr_max = INT64_MIN;
+
+  void reserve(size_t n) {
+    auto& k = tl.kernels;
+    k.start.reserve(n), k.end.reserve(n), k.stream.reserve(n), k.name.reserve(n), corr.reserve(n);
+  }
 
   uint32_t name(const StringIds& sids, int64_t id) {
     if (id < 0 || size_t(id) >= sids.size()) return tl.names.intern("<unknown>");
@@ -74,10 +92,26 @@ class Reader {
     validate();
     read_metadata();
     StringIds sids(db_);
-    read_kernels(sids);
-    read_nvtx(sids);
-    read_runtime(sids);
-    read_copies();
+    RuntimeRows rt;
+    std::exception_ptr rt_error;
+    std::thread loader([&] {
+      try {
+        load_runtime(db_.path(), sids, rt);
+      } catch (...) {
+        rt_error = std::current_exception();
+      }
+    });
+    try {
+      read_kernels(sids);
+      read_nvtx(sids);
+      read_copies();
+    } catch (...) {
+      loader.join();
+      throw;
+    }
+    loader.join();
+    if (rt_error) std::rethrow_exception(rt_error);
+    apply_runtime(rt, sids);
     return finish();
   }
 
@@ -86,6 +120,7 @@ class Reader {
   std::vector<Proc> procs_;
   std::string schema_, product_, host_;
   int64_t utc_epoch_ = 0;
+  int64_t window_start_ = 0, window_stop_ = -1;
   size_t last_proc_ = 0;
   // NCCL-domain ranges per (pid, tid), for linking NCCL launches to their API call.
   struct NcclRange {
@@ -130,6 +165,15 @@ class Reader {
       Statement s(db_.handle(), "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", db_.path());
       if (s.step() && !s.null(0)) utc_epoch_ = s.i64(0);
     }
+    // Capture window, when it is on the events' timebase (2026.x files put startTime on another
+    // clock: docs/nsys-export-notes.md section 5); checked against the events in finish().
+    if (db_.has_table("ANALYSIS_DETAILS")) {
+      auto cols = db_.columns("ANALYSIS_DETAILS");
+      if (cols.count("startTime") && cols.count("stopTime")) {
+        Statement s(db_.handle(), "SELECT startTime, stopTime FROM ANALYSIS_DETAILS LIMIT 1", db_.path());
+        if (s.step() && !s.null(0) && !s.null(1)) window_start_ = s.i64(0), window_stop_ = s.i64(1);
+      }
+    }
     // Only the Hostname row: other rows (DeviceEnvironment) hold the user's environment and secrets.
     if (db_.has_table("TARGET_INFO_SYSTEM_ENV")) {
       Statement s(db_.handle(), "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1",
@@ -143,6 +187,12 @@ class Reader {
     std::string sql = "SELECT start, end, " + col_or(cols, "streamId", "0") + ", shortName, " +
                       col_or(cols, "correlationId", "NULL") + ", " + col_or(cols, "globalPid", "0") + ", " +
                       col_or(cols, "deviceId", "0") + " FROM CUPTI_ACTIVITY_KIND_KERNEL";
+    // max(rowid) is a cheap upper bound of the row count: reserve once instead of regrowing.
+    size_t expect = 0;
+    {
+      Statement m(db_.handle(), "SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL", db_.path());
+      if (m.step() && !m.null(0)) expect = size_t(std::clamp<int64_t>(m.i64(0), 0, int64_t(1) << 28));
+    }
     Statement s(db_.handle(), sql, db_.path());
     while (s.step()) {
       const int64_t pid = pid_of(s.i64(5));
@@ -152,6 +202,7 @@ class Reader {
         p = &procs_.back();
         last_proc_ = procs_.size() - 1;
         p->tl.pid = pid;
+        if (procs_.size() == 1) p->reserve(expect);
       }
       auto& k = p->tl.kernels;
       int64_t start = s.i64(0), end = s.i64(1);
@@ -160,13 +211,13 @@ class Reader {
       k.end.push_back(end);
       k.stream.push_back(int32_t(s.i64(2)));
       k.name.push_back(p->name(sids, s.i64(3)));
-      int64_t c = s.null(4) ? -1 : s.i64(4);
+      const int64_t c = s.i64(4);  // CUPTI ids start at 1: NULL reads as 0, "none"
       p->corr.push_back(c);
-      if (c >= 0) {
+      if (c > 0) {
         p->corr_min = std::min(p->corr_min, c);
         p->corr_max = std::max(p->corr_max, c);
       }
-      ++p->device_counts[s.i64(6)];
+      p->count_device(s.i64(6));
     }
     if (procs_.empty()) db_.fail("kernel table is empty: no GPU kernel was captured");
     for (auto& p : procs_) {
@@ -253,69 +304,97 @@ class Reader {
     return kNoName;
   }
 
-  void read_runtime(const StringIds& sids) {
-    if (!db_.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
-    auto cols = db_.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
+  // Runtime rows that matter, as read by the loader thread: launches compactly (they number as
+  // many as kernels), the few syncs and synchronous copies with their names.
+  struct RuntimeRows {
+    std::vector<int64_t> start, corr, gtid;  // launches; corr INT64_MIN when NULL
+    std::vector<uint32_t> dur;               // launch call durations (a launch takes microseconds)
+    std::vector<int64_t> other_start, other_end, other_gtid;
+    std::vector<int32_t> other_sid;
+    std::vector<ApiKind> other_kind;
+  };
+
+  // Runs on its own thread and connection, while the main thread reads kernels: the two big
+  // tables are scanned in parallel. Touches nothing shared but the (read-only) StringIds.
+  static void load_runtime(const std::string& path, const StringIds& sids, RuntimeRows& out) {
+    Database db(path);
+    if (!db.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
+    auto cols = db.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
     if (!cols.count("nameId")) return;
-    // Launch start per correlation id, dense over each process's kernel correlation range.
-    std::vector<std::vector<int64_t>> launch_at(procs_.size());
-    std::vector<std::unordered_map<int64_t, size_t>> nccl_by_corr(procs_.size());
-    for (size_t i = 0; i < procs_.size(); ++i) {
-      auto& p = procs_[i];
-      if (p.corr_max >= p.corr_min && p.corr_max - p.corr_min < int64_t(8 * p.corr.size() + 1024))
-        launch_at[i].assign(size_t(p.corr_max - p.corr_min + 1), kNoTime);
-      for (size_t k = 0; k < p.corr.size(); ++k)
-        if (p.tl.kernels.is_nccl[k] && p.corr[k] >= 0) nccl_by_corr[i][p.corr[k]] = k;
-    }
     std::vector<int8_t> kind_of_sid(sids.size(), -1);
-    auto kind = [&](int64_t sid) -> ApiKind {
-      if (sid < 0 || size_t(sid) >= sids.size()) return ApiKind::Other;
-      int8_t& k = kind_of_sid[size_t(sid)];
-      if (k < 0) k = int8_t(classify_api(sids.get(sid)));
-      return ApiKind(k);
-    };
     std::string sql = "SELECT start, end, " + col_or(cols, "globalTid", "0") + ", " +
                       col_or(cols, "correlationId", "NULL") + ", nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME";
-    Statement s(db_.handle(), sql, db_.path());
-    std::vector<std::unordered_map<int64_t, int64_t>> sparse_launch(procs_.size());
+    Statement s(db.handle(), sql, db.path());
     while (s.step()) {
-      const ApiKind k = kind(s.i64(4));
-      if (k == ApiKind::Other) continue;
-      const int64_t gtid = s.i64(2);
+      const int64_t sid = s.i64(4);
+      if (sid < 0 || size_t(sid) >= sids.size()) continue;
+      int8_t& k = kind_of_sid[size_t(sid)];
+      if (k < 0) k = int8_t(classify_api(sids.get(sid)));
+      const int64_t start = s.i64(0), end = std::max(s.i64(1), start);
+      if (ApiKind(k) == ApiKind::Launch) {
+        out.start.push_back(start);
+        out.dur.push_back(uint32_t(std::min<int64_t>(end - start, UINT32_MAX)));
+        out.gtid.push_back(s.i64(2));
+        out.corr.push_back(s.null(3) ? INT64_MIN : s.i64(3));
+      } else if (ApiKind(k) != ApiKind::Other) {
+        out.other_start.push_back(start);
+        out.other_end.push_back(end);
+        out.other_gtid.push_back(s.i64(2));
+        out.other_sid.push_back(int32_t(sid));
+        out.other_kind.push_back(ApiKind(k));
+      }
+    }
+  }
+
+  void apply_runtime(RuntimeRows& rt, const StringIds& sids) {
+    // Kernel index per correlation id: dense over each process's kernel correlation range.
+    std::vector<std::vector<int32_t>> kernel_at(procs_.size());
+    std::vector<std::unordered_map<int64_t, int32_t>> sparse(procs_.size());
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      auto& p = procs_[i];
+      const bool dense = p.corr_max >= p.corr_min && p.corr_max - p.corr_min < int64_t(8 * p.corr.size() + 1024);
+      if (dense) kernel_at[i].assign(size_t(p.corr_max - p.corr_min + 1), -1);
+      for (size_t k = 0; k < p.corr.size(); ++k) {
+        if (p.corr[k] <= 0) continue;
+        if (dense) kernel_at[i][size_t(p.corr[k] - p.corr_min)] = int32_t(k);
+        else sparse[i][p.corr[k]] = int32_t(k);
+      }
+      p.corr = {};
+    }
+    for (size_t row = 0; row < rt.start.size(); ++row) {
+      const int64_t gtid = rt.gtid[row];
       Proc* p = proc(pid_of(gtid));
       if (!p) continue;
       const size_t pi = size_t(p - procs_.data());
-      int64_t start = s.i64(0), end = std::max(s.i64(1), start);
-      if (k == ApiKind::Launch) {
-        ++p->tl.launches_total;
-        if (s.null(3)) continue;
-        const int64_t c = s.i64(3);
-        if (c < p->corr_min || c > p->corr_max) continue;
-        if (!launch_at[pi].empty()) launch_at[pi][size_t(c - p->corr_min)] = start;
-        else sparse_launch[pi][c] = start;
-        auto n = nccl_by_corr[pi].find(c);
-        if (n != nccl_by_corr[pi].end())
-          p->tl.kernels.nccl_api[n->second] = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
+      const int64_t start = rt.start[row], end = start + rt.dur[row], c = rt.corr[row];
+      ++p->tl.launches_total;
+      if (c == INT64_MIN) continue;
+      int32_t k = -1;
+      if (!kernel_at[pi].empty()) {
+        if (c >= p->corr_min && c <= p->corr_max) k = kernel_at[pi][size_t(c - p->corr_min)];
+      } else if (auto it = sparse[pi].find(c); it != sparse[pi].end()) {
+        k = it->second;
+      }
+      if (k < 0) {
+        // No kernel for this launch: if NCCL issued it, the collective never completed.
+        uint32_t api = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
+        if (api != kNoName) p->tl.pending_nccl.push_back({start, api});
         continue;
       }
+      p->tl.kernels.launch[size_t(k)] = start;
+      if (p->tl.kernels.is_nccl[size_t(k)])
+        p->tl.kernels.nccl_api[size_t(k)] = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
+    }
+    for (size_t row = 0; row < rt.other_start.size(); ++row) {
+      Proc* p = proc(pid_of(rt.other_gtid[row]));
+      if (!p) continue;
       auto& a = p->tl.api;
-      a.start.push_back(start);
-      a.end.push_back(end);
-      a.name.push_back(p->name(sids, s.i64(4)));
-      a.kind.push_back(k);
+      a.start.push_back(rt.other_start[row]);
+      a.end.push_back(rt.other_end[row]);
+      a.name.push_back(p->name(sids, rt.other_sid[row]));
+      a.kind.push_back(rt.other_kind[row]);
     }
-    for (size_t i = 0; i < procs_.size(); ++i) {
-      auto& p = procs_[i];
-      for (size_t k = 0; k < p.corr.size(); ++k) {
-        const int64_t c = p.corr[k];
-        if (c < 0) continue;
-        if (!launch_at[i].empty()) {
-          p.tl.kernels.launch[k] = launch_at[i][size_t(c - p.corr_min)];
-        } else if (auto it = sparse_launch[i].find(c); it != sparse_launch[i].end()) {
-          p.tl.kernels.launch[k] = it->second;
-        }
-      }
-    }
+    rt = RuntimeRows();
   }
 
   static ApiKind classify_api(std::string_view n) {
@@ -376,6 +455,9 @@ class Reader {
                               std::to_string(p.device_counts.size()) + " devices; using device " +
                               std::to_string(tl.device));
       sort_timeline(tl);
+      // A rank that stopped working (hang) was still being recorded until the session ended.
+      if (window_stop_ > window_start_ && window_start_ <= tl.capture_start && tl.capture_end <= window_stop_)
+        tl.capture_end = window_stop_;
       out.push_back(std::move(tl));
     }
     std::sort(out.begin(), out.end(),

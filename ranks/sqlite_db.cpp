@@ -54,7 +54,7 @@ Database::Database(const std::string& path) : path_(path) {
     throw ProfileError(path + ": " + msg);
   }
   // Small page cache: a sequential scan gains nothing from more, and it would count as our memory.
-  sqlite3_exec(db_, "PRAGMA cache_size=-8192;", nullptr, nullptr, nullptr);
+  sqlite3_exec(db_, "PRAGMA cache_size=-2048;", nullptr, nullptr, nullptr);
   Statement s(db_, "SELECT name FROM sqlite_master WHERE type='table'", path_);
   while (s.step()) tables_.emplace(s.text(0));
 }

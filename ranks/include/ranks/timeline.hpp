@@ -86,6 +86,13 @@ struct RankTimeline {
   ApiColumns api;
   NvtxColumns nvtx;
   int64_t launches_total = 0;   // kernel launch API calls seen
+  // NCCL kernels that were launched (inside an NCCL API range) but never completed in the
+  // capture: a rank blocked in a collective that some peer never joined (hang).
+  struct PendingNccl {
+    int64_t launch = 0;
+    uint32_t api = kNoName;
+  };
+  std::vector<PendingNccl> pending_nccl;
   std::vector<std::string> warnings;  // recoverable oddities, reported once per file
 };
 

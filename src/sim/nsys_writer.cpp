@@ -1,0 +1,474 @@
+#include "nsys_writer.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "ddl.hpp"
+
+namespace sim {
+namespace {
+
+constexpr int64_t kVmBits = int64_t(1) << 48;  // real exports set VM id 1 above the pid bits
+
+struct KernelInfo {
+  const char* short_name;
+  const char* demangled;
+  int regs, grid_x, grid_y, block_x, static_smem, dyn_smem, smem_exec, cluster_x, max_cluster, max_active;
+};
+
+// Names follow NCCL >= 2.19 and current PyTorch / cuBLAS / FlashAttention builds.
+const KernelInfo kKernels[kKernelCount] = {
+    {"layer_norm_fwd_kernel", "void layer_norm_fwd_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+     40, 16384, 1, 256, 0, 0, 32768, 0, 0, 0},
+    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+     "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+     168, 132, 1, 384, 0, 213196, 233472, 0, 0, 0},
+    {"flash_fwd_kernel", "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, false, true, false, false>(Flash_fwd_params)",
+     255, 16, 64, 128, 0, 65536, 233472, 0, 0, 0},
+    {"vectorized_elementwise_kernel", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)",
+     32, 46800, 1, 128, 0, 0, 32768, 0, 0, 0},
+    {"cunn_SoftMaxForward", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+     40, 8192, 1, 1024, 0, 0, 32768, 0, 0, 0},
+    {"multi_tensor_apply_kernel", "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, float*, float, float, float, float, float, float, bool, float*, float*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, float*, float, float, float, float, float, float, bool, float*, float*)",
+     96, 320, 1, 512, 0, 0, 32768, 0, 0, 0},
+    {"layer_norm_grad_input_kernel", "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16, float>(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, c10::BFloat16 const*, c10::BFloat16*, int)",
+     48, 16384, 1, 256, 0, 0, 32768, 0, 0, 0},
+    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+     "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+     168, 132, 1, 384, 0, 213196, 233472, 0, 0, 0},
+    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+     "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+     168, 132, 1, 384, 0, 213196, 233472, 0, 0, 0},
+    {"flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", "void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 8, cutlass::bfloat16_t> >, false, false, false, false, false, false>(Flash_bwd_params)",
+     255, 32, 64, 256, 0, 98304, 233472, 0, 0, 0},
+    {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)",
+     96, 16, 1, 512, 21568, 82240, 135168, 4, 8, 30},
+    {"ncclDevKernel_SendRecv", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)",
+     96, 32, 1, 640, 21568, 82240, 135168, 4, 8, 30},
+};
+// NCCL <= 2.18 naming for --schema 3.0 (an old capture).
+const char* const kOldNccl[2][2] = {
+    {"ncclKernel_AllReduce_RING_LL_Sum_bf16", "ncclKernel_AllReduce_RING_LL_Sum_bf16(ncclDevComm*, unsigned long, ncclWork*)"},
+    {"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"}};
+
+enum Str : int {
+  kApiLaunch = 2 * kKernelCount, kApiLaunchEx, kApiMemcpy, kApiSync, kNvAllReduce, kNvGroupStart, kNvGroupEnd,
+  kNvSend, kNvRecv, kThreadMain, kStrCount
+};
+const char* const kOtherStrings[] = {"cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020",
+                                     "cudaStreamSynchronize_v3020", "ncclAllReduce", "ncclGroupStart",
+                                     "ncclGroupEnd", "ncclSend", "ncclRecv", "python3"};
+int64_t str_id(int s) { return s + 1; }
+int64_t short_id(int k) { return str_id(2 * k); }
+int64_t demangled_id(int k) { return str_id(2 * k + 1); }
+
+void check(int rc, sqlite3* db, const std::string& what) {
+  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    throw std::runtime_error(fmt::format("straggler-sim: sqlite {}: {}", what, sqlite3_errmsg(db)));
+}
+
+// INSERT of chosen columns: values are ":param" placeholders or SQL literals; columns the table
+// lacks (older schema) are dropped, so binding their parameter is a harmless no-op.
+class Insert {
+ public:
+  Insert(sqlite3* db, const std::string& table, const std::vector<std::pair<std::string, std::string>>& cols)
+      : db_(db), st_(prepare_rows(db, table, cols, 1)) {}
+  // "INSERT ... VALUES (row 0), (row 1), ...": parameter ":x" of row t is renamed ":x_t" (t > 0).
+  static sqlite3_stmt* prepare_rows(sqlite3* db, const std::string& table,
+                                    const std::vector<std::pair<std::string, std::string>>& cols, int n) {
+    std::set<std::string> have;
+    sqlite3_stmt* info = nullptr;
+    check(sqlite3_prepare_v2(db, ("PRAGMA table_info(" + table + ")").c_str(), -1, &info, nullptr), db, table);
+    while (sqlite3_step(info) == SQLITE_ROW) have.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
+    sqlite3_finalize(info);
+    std::string names, values;
+    for (auto& [c, v] : cols)
+      if (have.count(c)) names += (names.empty() ? "" : ",") + c;
+    for (int t = 0; t < n; ++t) {
+      std::string row;
+      for (auto& [c, v] : cols)
+        if (have.count(c)) row += (row.empty() ? "" : ",") + (t && v[0] == ':' ? v + "_" + std::to_string(t) : v);
+      values += (t ? ",(" : "(") + row + ")";
+    }
+    sqlite3_stmt* st = nullptr;
+    check(sqlite3_prepare_v2(db, fmt::format("INSERT INTO {} ({}) VALUES {}", table, names, values).c_str(), -1, &st,
+                             nullptr), db, table);
+    return st;
+  }
+  int params() const { return sqlite3_bind_parameter_count(st_); }
+  ~Insert() { sqlite3_finalize(st_); }
+  Insert(const Insert&) = delete;
+  Insert& operator=(const Insert&) = delete;
+  int p(const char* name) const { return sqlite3_bind_parameter_index(st_, name); }
+  void i(int idx, int64_t v) { if (idx) sqlite3_bind_int64(st_, idx, v); }
+  void null(int idx) { if (idx) sqlite3_bind_null(st_, idx); }
+  void t(int idx, const std::string& v) { if (idx) sqlite3_bind_text(st_, idx, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
+  void run() {
+    check(sqlite3_step(st_), db_, "insert");
+    sqlite3_reset(st_);
+    ++rows;
+  }
+  int64_t rows = 0;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+// Integer-only INSERT of many rows per statement: amortises SQLite's per-statement cost over
+// `batch` rows (the bulk tables hold millions of rows). Rows are staged in a shadow buffer.
+class BatchInsert {
+ public:
+  BatchInsert(sqlite3* db, const std::string& table, const std::vector<std::pair<std::string, std::string>>& cols,
+              int batch = 64)
+      : db_(db), single_(db, table, cols), batch_(batch) {
+    k_ = single_.params();
+    bulk_ = Insert::prepare_rows(db, table, cols, batch);
+    row_.assign(k_, 0);
+    buf_.reserve(size_t(k_) * batch);
+  }
+  ~BatchInsert() { sqlite3_finalize(bulk_); }
+  int p(const char* name) const { return single_.p(name) - 1; }
+  void set(int off, int64_t v) { if (off >= 0) row_[off] = v; }
+  void run() {
+    buf_.insert(buf_.end(), row_.begin(), row_.end());
+    ++rows;
+    if (int64_t(buf_.size()) < int64_t(k_) * batch_) return;
+    for (int i = 0; i < k_ * batch_; ++i) sqlite3_bind_int64(bulk_, i + 1, buf_[i]);
+    check(sqlite3_step(bulk_), db_, "insert");
+    sqlite3_reset(bulk_);
+    buf_.clear();
+  }
+  void flush() {
+    for (size_t r = 0; r < buf_.size(); r += k_) {
+      for (int i = 0; i < k_; ++i) single_.i(i + 1, buf_[r + i]);
+      single_.run();
+    }
+    buf_.clear();
+  }
+  int64_t rows = 0;
+
+ private:
+  sqlite3* db_;
+  Insert single_;
+  sqlite3_stmt* bulk_ = nullptr;
+  int batch_, k_ = 0;
+  std::vector<int64_t> row_, buf_;
+};
+
+std::string utc_string(int64_t ns) {
+  const std::time_t s = std::time_t(ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+void exec(sqlite3* db, const std::string& sql) { check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql); }
+
+struct Ctx {
+  const Simulation& sim;
+  bool v30;
+  int64_t to_file(int64_t t) const { return t + kCaptureLead; }
+};
+
+void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, int64_t& rows) {
+  const bool v30 = c.v30;
+  const std::string base = f.path.substr(f.path.find_last_of('/') + 1);
+  const std::string stem = base.substr(0, base.rfind('.'));
+  Insert meta(db, v30 ? "EXPORT_META_DATA" : "META_DATA_EXPORT", {{"name", ":n"}, {"value", ":v"}});
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"},
+      {"EXPORT_PRODUCT_VERSION", v30 ? "2022.4.2.1" : "2026.2.1.210"},
+      {"EXPORT_SCHEMA_VERSION", v30 ? "3.0.0" : "3.25.0"},
+      {"EXPORT_SCHEMA_VERSION_MAJOR", "3"},
+      {"EXPORT_SCHEMA_VERSION_MINOR", v30 ? "0" : "25"},
+      {"EXPORT_SCHEMA_VERSION_MICRO", "0"},
+      {"EXPORT_PLATFORM", "linux-desktop"},
+      {"EXPORT_ARCH", "x64"},
+      {"EXPORT_PARAM_EXPORT_TYPE", "SQLite"},
+      {"EXPORT_PARAM_INPUT_FILE", stem + ".nsys-rep"},
+      {"EXPORT_PARAM_OUTPUT_FILE", base},
+      {"EXPORT_PARAM_LAZY", "true"},
+      {"EXPORT_PARAM_TIME_NORMALIZE", "false"},
+      {"EXPORT_PARAM_TIME_SHIFT", "0"},
+      {"EXPORT_CONFIG_TIME_SHIFT", "0"}};
+  if (!v30) {
+    kv.insert(kv.begin() + 12, {"EXPORT_PARAM_INCLUDE_JSON", "false"});
+    kv.insert(kv.begin() + 13, {"EXPORT_PARAM_INCLUDE_BLOBS", "false"});
+  }
+  const int n = meta.p(":n"), v = meta.p(":v");
+  for (auto& [k, val] : kv) {
+    meta.t(n, k);
+    meta.t(v, val);
+    meta.run();
+  }
+
+  // Capture start on this host's (NTP-skewed) clock: utcEpochNs + t_file = true time + e_h.
+  const int64_t utc = kT0 - kCaptureLead + c.sim.host_offset_ns[f.host];
+  Insert start(db, "TARGET_INFO_SESSION_START_TIME",
+               {{"utcEpochNs", ":u"}, {"utcTime", ":s"}, {"localTime", ":s"}, {"systemClockNs", "0"}});
+  start.i(start.p(":u"), utc);
+  start.t(start.p(":s"), utc_string(utc));
+  start.run();
+
+  Insert env(db, "TARGET_INFO_SYSTEM_ENV", {{"globalVid", std::to_string(kVmBits)}, {"devStateName", "'Local (CLI)'"},
+                                            {"name", ":n"}, {"nameEnum", ":e"}, {"value", ":v"}});
+  // The environment carries a fake secret: analysers must never copy it into their output.
+  const std::vector<std::tuple<const char*, int, std::string>> envs = {
+      {"CpuCores", 1, "64"}, {"NvDriverVersion", 205, "580.95.05"}, {"OsDescription", 605, "Ubuntu 22.04.5 LTS"},
+      {"DeviceEnvironment", 610, "WANDB_API_KEY=sim-secret-do-not-copy;PATH=/usr/bin;NCCL_DEBUG=WARN"},
+      {"CudaDriverVersion", 611, "13000"}, {"Hostname", 619, topology::host_name(f.host)},
+      {"HasNvtxEvents", 809, "1"}, {"HasCudaEvents", 812, "1"}};
+  for (auto& [name, e, val] : envs) {
+    env.t(env.p(":n"), name);
+    env.i(env.p(":e"), e);
+    env.t(env.p(":v"), val);
+    env.run();
+  }
+
+  Insert ad(db, "ANALYSIS_DETAILS", {{"globalVid", std::to_string(kVmBits)}, {"duration", ":d"}, {"startTime", "0"},
+                                     {"stopTime", ":d"}});
+  ad.i(ad.p(":d"), stop);
+  ad.run();
+
+  Insert s(db, "StringIds", {{"id", ":i"}, {"value", ":v"}});
+  for (int k = 0; k < kKernelCount; ++k) {
+    const bool old = c.v30 && (k == kNcclAllReduce || k == kNcclSendRecv);
+    const int o = k == kNcclSendRecv;
+    s.i(s.p(":i"), short_id(k));
+    s.t(s.p(":v"), old ? kOldNccl[o][0] : kKernels[k].short_name);
+    s.run();
+    s.i(s.p(":i"), demangled_id(k));
+    s.t(s.p(":v"), old ? kOldNccl[o][1] : kKernels[k].demangled);
+    s.run();
+  }
+  for (int k = kApiLaunch; k < kStrCount; ++k) {
+    s.i(s.p(":i"), str_id(k));
+    s.t(s.p(":v"), kOtherStrings[k - kApiLaunch]);
+    s.run();
+  }
+  rows += meta.rows + start.rows + env.rows + ad.rows + s.rows;
+}
+
+// All rows of one rank process; table by table so each table's pages stay together.
+void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
+  const Simulation& sim = c.sim;
+  const RankTrace& tr = sim.ranks[rank];
+  const int64_t pid = pid_of_rank(sim, rank), dev = local_rank_of(sim, rank);
+  const int64_t gpid = kVmBits | (pid << 24), gtid = gpid | pid;
+  auto corr = [](size_t i) { return int64_t(i) + 1; };  // unique per process, in CPU order
+
+  BatchInsert rt(db, "CUPTI_ACTIVITY_KIND_RUNTIME", {{"start", ":s"}, {"end", ":e"}, {"eventClass", ":c"},
+            {"globalTid", std::to_string(gtid)}, {"correlationId", ":k"}, {"nameId", ":n"}, {"returnValue", "0"}});
+  const int rs = rt.p(":s"), re = rt.p(":e"), rc = rt.p(":c"), rk = rt.p(":k"), rn = rt.p(":n");
+  for (size_t i = 0; i < tr.ops.size(); ++i) {
+    const Op& op = tr.ops[i];
+    int64_t s = op.cpu_start, e = op.cpu_end, cls = 0, name = 0;
+    switch (op.type) {
+      case OpType::IterBegin: continue;
+      case OpType::H2D: case OpType::D2H: name = kApiMemcpy; break;
+      case OpType::Compute: name = kApiLaunch; break;
+      case OpType::Coll: s = coll_launch_start(op); e = coll_launch_end(op); cls = 1; name = kApiLaunchEx; break;
+      case OpType::Sync: name = kApiSync; break;
+    }
+    rt.set(rs, c.to_file(s));
+    rt.set(re, c.to_file(e));
+    rt.set(rc, cls);
+    rt.set(rk, corr(i));
+    rt.set(rn, str_id(int(name)));
+    rt.run();
+  }
+  rt.flush();
+
+  BatchInsert k(db, "CUPTI_ACTIVITY_KIND_KERNEL",
+           {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
+            {"greenContextId", "0"}, {"streamId", ":st"}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
+            {"demangledName", ":dn"}, {"shortName", ":sn"}, {"launchType", "1"}, {"cacheConfig", "1"},
+            {"registersPerThread", ":regs"}, {"gridX", ":gx"}, {"gridY", ":gy"}, {"gridZ", "1"}, {"blockX", ":bx"},
+            {"blockY", "1"}, {"blockZ", "1"}, {"staticSharedMemory", ":ssm"}, {"dynamicSharedMemory", ":dsm"},
+            {"localMemoryPerThread", "0"}, {"localMemoryTotal", "250871808"}, {"gridId", ":gid"},
+            {"sharedMemoryExecuted", ":sme"}, {"sharedMemoryLimitConfig", "0"}, {"clusterX", ":cx"},
+            {"clusterY", ":cy"}, {"clusterZ", ":cy"}, {"clusterSchedulingPolicy", "1"},
+            {"maxPotentialClusterSize", ":mpc"}, {"maxActiveClusters", ":mac"}, {"tensorSizeMinusOneElements", "'[]'"}});
+  const int ks = k.p(":s"), ke = k.p(":e"), kst = k.p(":st"), kk = k.p(":k"), kdn = k.p(":dn"), ksn = k.p(":sn"),
+            kregs = k.p(":regs"), kgx = k.p(":gx"), kgy = k.p(":gy"), kbx = k.p(":bx"), kssm = k.p(":ssm"),
+            kdsm = k.p(":dsm"), kgid = k.p(":gid"), ksme = k.p(":sme"), kcx = k.p(":cx"), kcy = k.p(":cy"),
+            kmpc = k.p(":mpc"), kmac = k.p(":mac");
+  int last_kernel = -1;
+  for (size_t i = 0; i < tr.ops.size(); ++i) {
+    const Op& op = tr.ops[i];
+    if ((op.type != OpType::Compute && op.type != OpType::Coll) || op.pending) continue;
+    k.set(ks, c.to_file(op.start));
+    k.set(ke, c.to_file(op.end));
+    k.set(kst, kStreamIds[op.stream]);
+    k.set(kk, corr(i));
+    k.set(kgid, 100000 + int64_t(i));
+    if (op.kernel != last_kernel) {  // per-kernel constants; bindings persist across resets
+      const KernelInfo& ki = kKernels[op.kernel];
+      last_kernel = op.kernel;
+      k.set(kdn, demangled_id(op.kernel));
+      k.set(ksn, short_id(op.kernel));
+      k.set(kregs, ki.regs);
+      k.set(kgx, ki.grid_x);
+      k.set(kgy, ki.grid_y);
+      k.set(kbx, ki.block_x);
+      k.set(kssm, ki.static_smem);
+      k.set(kdsm, ki.dyn_smem);
+      k.set(ksme, ki.smem_exec);
+      k.set(kcx, ki.cluster_x);
+      k.set(kcy, ki.cluster_x ? 1 : 0);
+      k.set(kmpc, ki.max_cluster);
+      k.set(kmac, ki.max_active);
+    }
+    k.run();
+  }
+  k.flush();
+
+  Insert m(db, "CUPTI_ACTIVITY_KIND_MEMCPY",
+           {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
+            {"greenContextId", "0"}, {"streamId", "7"}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
+            {"bytes", ":b"}, {"copyKind", ":ck"}, {"srcKind", ":sk"}, {"dstKind", ":dk"}, {"copyCount", "1"}});
+  Insert sy(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+            {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"}, {"streamId", "7"},
+             {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)}, {"syncType", "3"},
+             {"eventId", "4294967295"}, {"eventSyncId", "0"}});
+  for (size_t i = 0; i < tr.ops.size(); ++i) {
+    const Op& op = tr.ops[i];
+    if (op.type == OpType::H2D || op.type == OpType::D2H) {
+      const bool h2d = op.type == OpType::H2D;
+      m.i(m.p(":s"), c.to_file(op.start));
+      m.i(m.p(":e"), c.to_file(op.end));
+      m.i(m.p(":k"), corr(i));
+      m.i(m.p(":b"), h2d ? kH2DBytes : kD2HBytes);
+      m.i(m.p(":ck"), h2d ? 1 : 2);       // HtoD / DtoH
+      m.i(m.p(":sk"), h2d ? 1 : 2);       // pinned host / device
+      m.i(m.p(":dk"), h2d ? 2 : 0);       // device / pageable host
+      m.run();
+    } else if (op.type == OpType::Sync) {
+      sy.i(sy.p(":s"), c.to_file(op.cpu_start));
+      sy.i(sy.p(":e"), c.to_file(op.cpu_end));
+      sy.i(sy.p(":k"), corr(i));
+      sy.run();
+    }
+  }
+
+  Insert nv(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", ":t"}, {"text", ":x"},
+                                {"globalTid", std::to_string(gtid)}, {"domainId", ":d"}});
+  const int ns = nv.p(":s"), ne = nv.p(":e"), nt = nv.p(":t"), nx = nv.p(":x"), nd = nv.p(":d");
+  if (sim.opt.nccl_domain_create) {
+    nv.i(ns, c.to_file(-100'000'000));
+    nv.null(ne);
+    nv.i(nt, 75);
+    nv.t(nx, "NCCL");
+    nv.i(nd, 1);
+    nv.run();
+  }
+  // NCCL API push/pop ranges: registered strings (text NULL, textId set) in domain 1.
+  BatchInsert nb(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", "59"},
+                                     {"globalTid", std::to_string(gtid)}, {"textId", ":id"}, {"domainId", "1"}});
+  const int bs = nb.p(":s"), be = nb.p(":e"), bid = nb.p(":id");
+  auto range = [&](int64_t s, int64_t e, int text_id) {
+    nb.set(bs, c.to_file(s));
+    nb.set(be, c.to_file(e));
+    nb.set(bid, str_id(text_id));
+    nb.run();
+  };
+  for (const Op& op : tr.ops) {
+    if (op.type != OpType::Coll) continue;
+    const int64_t s = op.cpu_start, e = op.cpu_end;
+    if (op.api == Api::AllReduce) {
+      range(s, e, kNvAllReduce);
+      continue;
+    }
+    range(s, s + 600, kNvGroupStart);
+    int64_t t = s + 900;
+    if (op.api != Api::Recv) range(t, t + 1500, kNvSend), t += 1800;
+    if (op.api != Api::Send) range(t, t + 1500, kNvRecv), t += 1800;
+    range(t, e, kNvGroupEnd);  // the kernel launch happens inside ncclGroupEnd
+  }
+  nb.flush();
+  nv.i(nt, 59);
+  nv.i(nd, 0);
+  for (size_t it = 0; it < tr.iter_cpu.size(); ++it) {  // PyTorch profiler step markers (inline text)
+    nv.i(ns, c.to_file(tr.iter_cpu[it].first));
+    nv.i(ne, c.to_file(tr.iter_cpu[it].second));
+    nv.t(nx, fmt::format("ProfilerStep#{}", it));
+    nv.run();
+  }
+  rows += rt.rows + k.rows + m.rows + sy.rows + nv.rows + nb.rows;
+}
+
+}  // namespace
+
+int64_t write_nsys_file(const Simulation& sim, const FileSpec& f) {
+  std::remove(f.path.c_str());
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(f.path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("straggler-sim: cannot create " + f.path + ": " + msg);
+  }
+  int64_t rows = 0;
+  try {
+    exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
+             "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536");
+    exec(db, "BEGIN");
+    const Ctx c{sim, sim.opt.schema30};
+    for (const char* ddl : c.v30 ? kDdl30 : kDdl325) exec(db, ddl);
+    // One capture session for the whole job (nsys --duration, or the job killed on a hang): every
+    // file's window ends together, also for a rank that stopped working early.
+    int64_t stop = 0;
+    for (const RankTrace& tr : sim.ranks)
+      for (const Op& op : tr.ops) stop = std::max({stop, op.pending ? op.cpu_end : op.end, op.cpu_end});
+    write_metadata(db, c, f, c.to_file(stop) + 200'000'000, rows);
+
+    Insert proc(db, "PROCESSES", {{"globalPid", ":g"}, {"pid", ":p"}, {"name", ":n"}});
+    Insert tn(db, "ThreadNames", {{"nameId", std::to_string(str_id(kThreadMain))}, {"priority", "20"}, {"globalTid", ":g"}});
+    Insert cs(db, "TARGET_INFO_CUDA_STREAM", {{"streamId", ":s"}, {"hwId", "0"}, {"vmId", "1"}, {"processId", ":p"},
+                                               {"contextId", "1"}, {"priority", "0"}, {"flag", "2"}});
+    if (f.per_host) {  // the launcher a torchrun capture also records (it has no kernels)
+      proc.i(proc.p(":g"), kVmBits | (int64_t(900) << 24));
+      proc.i(proc.p(":p"), 900);
+      proc.t(proc.p(":n"), "torchrun");
+      proc.run();
+    }
+    const auto& L = sim.opt.layout;
+    const bool used[kStreamSlots] = {true, L.tp > 1, L.pp > 1, L.dp > 1, L.pp > 2};
+    for (int r : f.ranks) {
+      const int64_t pid = pid_of_rank(sim, r), gpid = kVmBits | (pid << 24);
+      proc.i(proc.p(":g"), gpid);
+      proc.i(proc.p(":p"), pid);
+      proc.t(proc.p(":n"), "python3");
+      proc.run();
+      tn.i(tn.p(":g"), gpid | pid);
+      tn.run();
+      for (int s = 0; s < kStreamSlots; ++s) {
+        if (!used[s]) continue;
+        cs.i(cs.p(":s"), kStreamIds[s]);
+        cs.i(cs.p(":p"), pid);
+        cs.run();
+      }
+    }
+    rows += proc.rows + tn.rows + cs.rows;
+    for (int r : f.ranks) write_process(db, c, r, rows);
+    exec(db, "COMMIT");
+  } catch (...) {
+    sqlite3_close(db);
+    throw;
+  }
+  sqlite3_close(db);
+  return rows;
+}
+
+}  // namespace sim

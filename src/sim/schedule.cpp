@@ -1,0 +1,423 @@
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace sim {
+namespace {
+
+constexpr int64_t kUs = 1000;
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return mix(mix(mix(mix(a) ^ b) ^ c) ^ d); }
+
+// Own generator and normal sampler so runs are identical across standard libraries.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(mix(seed)) {}
+  uint64_t next() { return mix(s += 0x9E3779B97F4A7C15ull); }
+  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+  double uniform(double a, double b) { return a + (b - a) * uniform(); }
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+double unit_from_hash(uint64_t h) { return double(h >> 11) * (1.0 / 9007199254740992.0); }
+
+// Everything that does not change per op: layout, keys, per-rank key lookups.
+struct Ctx {
+  Options o;
+  int world = 0, gph = 0, P = 1;
+  topology::HostPlacement hp;
+  std::vector<CommInfo> comms;
+  std::vector<CollKey> keys;
+  std::vector<int> tp_key, dp_key, link_next, link_prev;  // per rank, -1 when absent
+  int host_of(int r) const { return hp.host_of(r, world); }
+};
+
+double transfer_ns(const Ctx& c, const CollKey& k, bool p2p) {
+  const int n = int(k.members.size());
+  const int h0 = c.host_of(k.members[0]);
+  bool inter = false;
+  for (int m : k.members) inter |= c.host_of(m) != h0;
+  // NVLink inside a host, ~200 Gb/s NIC between hosts; ring latency grows with the step count.
+  const double bw = inter ? 20e9 : 150e9;
+  const double lat_us = p2p ? (inter ? 10.0 : 5.0) : (inter ? 15.0 + 2 * (n - 1) * 2.7 : 8.0 + 2 * (n - 1) * 0.6);
+  double t = lat_us * kUs + double(k.bytes) * k.algo_factor / bw * 1e9;
+  for (const Fault& f : c.o.faults) {
+    if (f.kind != FaultKind::SlowLink) continue;
+    bool on_a = false, on_b = false, off_a = false;
+    for (int m : k.members) {
+      const int h = c.host_of(m);
+      on_a |= h == f.host_a;
+      on_b |= h == f.host_b;
+      off_a |= h != f.host_a;
+    }
+    if (f.host_a == f.host_b ? (on_a && off_a) : (on_a && on_b)) t *= f.factor;
+  }
+  return t;
+}
+
+Ctx make_ctx(const Options& o) {
+  Ctx c;
+  c.o = o;
+  c.world = o.layout.world();
+  c.hp.hosts = o.hosts;
+  c.gph = c.hp.gpus_per_host(c.world);
+  c.P = o.layout.pp;
+  c.tp_key.assign(c.world, -1);
+  c.dp_key.assign(c.world, -1);
+  c.link_next.assign(c.world, -1);
+  c.link_prev.assign(c.world, -1);
+  for (const auto& g : topology::communicator_groups(o.layout)) {
+    const int ci = int(c.comms.size());
+    c.comms.push_back({g.name(), topology::group_kind_name(g.kind), g.ranks, 0});
+    const int n = int(g.ranks.size());
+    if (g.kind == topology::GroupKind::PP) {
+      for (int s = 0; s + 1 < n; ++s) {  // one key per adjacent-stage link
+        c.link_next[g.ranks[s]] = c.link_prev[g.ranks[s + 1]] = int(c.keys.size());
+        c.keys.push_back({ci, {g.ranks[s], g.ranks[s + 1]}, 8 << 20, 1.0, 0});
+      }
+      continue;
+    }
+    const bool tp = g.kind == topology::GroupKind::TP;
+    for (int r : g.ranks) (tp ? c.tp_key : c.dp_key)[r] = int(c.keys.size());
+    c.keys.push_back({ci, g.ranks, tp ? (16 << 20) : (25 << 20), 2.0 * (n - 1) / n, 0});
+  }
+  for (auto& k : c.keys) k.transfer_ns = transfer_ns(c, k, k.members.size() == 2 && c.comms[k.comm].kind == "pp");
+  return c;
+}
+
+// Builds one rank's op list in CPU issue order.
+class Builder {
+ public:
+  Builder(const Ctx& c, int rank, RankTrace& tr, std::vector<int32_t>& seq)
+      : c_(c), o_(c.o), rank_(rank), stage_(o_.layout.pp_rank(rank)), rng_(hash4(o_.seed, 0x5EED, rank, 0)),
+        ops_(tr.ops), seq_(seq) {}
+
+  void iteration(int it) {
+    it_ = it;
+    double stall_ms = 0;
+    for (const Fault& f : o_.faults)
+      if (f.kind == FaultKind::HostDelay && f.rank == rank_ && it >= f.from_iter) stall_ms += f.ms;
+    push(OpType::IterBegin, 0, int64_t(stall_ms * 1e6), 0, 0);
+    push(OpType::H2D, 0, int64_t(rng_.uniform(9, 12) * kUs), int64_t(kH2DBytes / 24e9 * 1e9 * jit()), gap());
+    pipeline();
+    if (c_.dp_key[rank_] >= 0)  // gradient buckets after the last backward, on the DP stream
+      for (int b = 0; b < 4; ++b) coll(c_.dp_key[rank_], Api::AllReduce, kDpStream, kNcclAllReduce);
+    for (int k = 0; k < 4; ++k) compute(kOptimizer, 90, false, k == 0);
+    push(OpType::D2H, 0, int64_t(rng_.uniform(7, 9) * kUs), int64_t(2.2 * kUs), gap());
+    push(OpType::Sync, 0, 0, 0, int64_t(rng_.uniform(40, 90) * kUs));
+  }
+
+ private:
+  double jit() {
+    const double z = std::clamp(rng_.normal(), -3.0, 3.0);
+    return std::max(0.2, 1.0 + o_.jitter * z);
+  }
+  int64_t gap() { return int64_t(rng_.uniform(4, 10) * kUs); }
+  Op& push(OpType t, uint8_t kernel, int64_t cpu_cost, int64_t dur, int64_t gap_after) {
+    Op op;
+    op.type = t;
+    op.kernel = kernel;
+    op.cpu_end = cpu_cost;
+    op.end = dur;
+    op.start = gap_after;
+    op.iter = it_;
+    ops_.push_back(op);
+    return ops_.back();
+  }
+  double compute_factor(bool in_mb) const {
+    double f = it_ == 0 ? 1.5 : 1.0;  // warm-up iteration
+    for (const Fault& x : o_.faults) {
+      if (x.kind == FaultKind::SlowGpu && x.rank == rank_ && it_ >= x.from_iter) f *= x.factor;
+      if (x.kind == FaultKind::StageImbalance && in_mb && x.stage == stage_) f *= x.factor;
+    }
+    return f;
+  }
+  double extra_work() const {
+    double f = 1.0;
+    for (const Fault& x : o_.faults)
+      if (x.kind == FaultKind::ExtraWork && x.rank == rank_ && it_ >= x.from_iter) f *= x.factor;
+    return f;
+  }
+  void compute(Kernel k, double base_us, bool in_mb, bool waits_dp = false) {
+    const double f = compute_factor(in_mb);
+    auto one = [&](bool dp) {
+      Op& op = push(OpType::Compute, k, int64_t(rng_.uniform(5, 8) * kUs), int64_t(base_us * kUs * f * jit()), gap());
+      op.waits_dp = dp;
+    };
+    one(waits_dp);
+    if (!in_mb) return;
+    extra_acc_ += extra_work() - 1.0;  // extra launches of the same kernel, spread evenly
+    for (; extra_acc_ >= 1.0 - 1e-9; extra_acc_ -= 1.0) one(false);
+  }
+  void coll(int key, Api api, uint8_t stream, Kernel k) {
+    const bool group = api != Api::AllReduce;
+    Op& op = push(OpType::Coll, k, int64_t((group ? rng_.uniform(18, 24) : rng_.uniform(12, 16)) * kUs), 0, gap());
+    op.key = key;
+    op.seq = seq_[key]++;
+    op.api = api;
+    op.stream = stream;
+  }
+  void tp_ar() {
+    if (c_.tp_key[rank_] >= 0) coll(c_.tp_key[rank_], Api::AllReduce, kTpStream, kNcclAllReduce);
+  }
+  void forward() {
+    for (int l = 0; l < o_.layers; ++l) {
+      compute(kLnFwd, 25, true);
+      compute(kGemmFwd, 180, true);
+      compute(kFlashFwd, 140, true);
+      compute(kGemmFwd, 70, true);
+      tp_ar();
+      compute(kLnFwd, 25, true);
+      compute(kGemmFwd, 240, true);
+      compute(kElementwise, 35, true);
+      compute(kGemmFwd, 240, true);
+      tp_ar();
+    }
+    if (stage_ == c_.P - 1) compute(kSoftmax, 30, true);
+  }
+  void backward() {
+    if (stage_ == c_.P - 1) compute(kElementwise, 20, true);
+    for (int l = 0; l < o_.layers; ++l) {
+      compute(kGemmDgrad, 240, true);
+      compute(kGemmWgrad, 240, true);
+      compute(kElementwise, 45, true);
+      compute(kGemmDgrad, 240, true);
+      compute(kGemmWgrad, 240, true);
+      tp_ar();
+      compute(kLnBwd, 40, true);
+      compute(kGemmDgrad, 70, true);
+      compute(kGemmWgrad, 70, true);
+      compute(kFlashBwd, 330, true);
+      compute(kGemmDgrad, 180, true);
+      compute(kGemmWgrad, 180, true);
+      tp_ar();
+      compute(kLnBwd, 40, true);
+    }
+  }
+  // p2p on the link to the next (dir=+1) or previous (dir=-1) stage.
+  void p2p(int dir, Api api) {
+    const int key = dir > 0 ? c_.link_next[rank_] : c_.link_prev[rank_];
+    if (key >= 0) coll(key, api, dir > 0 ? kPpNextStream : kPpStream, kNcclSendRecv);
+  }
+  // Megatron 1F1B without interleaving; grouped send/recv pairs are one SendRecv kernel.
+  void pipeline() {
+    const int P = c_.P, s = stage_, M = o_.microbatches;
+    const int warm = std::min(P - s - 1, M), steady = M - warm;
+    for (int i = 0; i < warm; ++i) {
+      p2p(-1, Api::Recv);
+      forward();
+      p2p(+1, Api::Send);
+    }
+    if (steady > 0) p2p(-1, Api::Recv);
+    for (int i = 0; i < steady; ++i) {
+      forward();
+      p2p(+1, Api::SendRecv);  // send activations, receive gradients
+      backward();
+      p2p(-1, i == steady - 1 ? Api::Send : Api::SendRecv);
+    }
+    for (int i = 0; i < warm; ++i) {
+      p2p(+1, Api::Recv);
+      backward();
+      p2p(-1, Api::Send);
+    }
+  }
+
+  const Ctx& c_;
+  const Options& o_;
+  int rank_, stage_;
+  Rng rng_;
+  std::vector<Op>& ops_;
+  std::vector<int32_t>& seq_;  // per key: next issue index
+  int it_ = 0;
+  double extra_acc_ = 0;
+};
+
+struct Inst {
+  int64_t max_arrival = 0, end_base = 0;
+  int32_t arrived = 0;
+  bool done = false;
+};
+
+struct RankState {
+  size_t cursor = 0;
+  int64_t cpu = 0, compute_dep = 0, last_compute = 0, dp_done = 0, iter_begin = 0;
+  int64_t sf[4] = {0, 0, 0, 0};
+  bool arrived = false;
+};
+
+int hang_iteration(const Options& o, int rank) {
+  int it = o.iterations;
+  for (const Fault& f : o.faults)
+    if (f.kind == FaultKind::Hang && f.rank == rank) it = std::min(it, f.from_iter);
+  return it;
+}
+
+}  // namespace
+
+int64_t kernels_per_iteration(const Options& opt) {
+  Options o = opt;
+  o.faults.clear();
+  Ctx c = make_ctx(o);
+  RankTrace tr;
+  std::vector<int32_t> seq(c.keys.size(), 0);
+  Builder b(c, 0, tr, seq);
+  b.iteration(1);
+  int64_t n = 0;
+  for (const Op& op : tr.ops) n += op.type == OpType::Compute || op.type == OpType::Coll;
+  return n;
+}
+
+Simulation simulate(const Options& opt) {
+  Simulation sim;
+  sim.opt = opt;
+  Ctx c = make_ctx(opt);
+  sim.world = c.world;
+  sim.gpus_per_host = c.gph;
+  sim.iterations = opt.iterations;
+  sim.ranks.resize(c.world);
+
+  // Op lists; each rank has its own RNG stream, so the result is independent of any ordering.
+  std::vector<std::vector<int32_t>> seq(c.world);
+  for (int r = 0; r < c.world; ++r) {
+    seq[r].assign(c.keys.size(), 0);
+    Builder b(c, r, sim.ranks[r], seq[r]);
+    const int stop = hang_iteration(opt, r);
+    for (int it = 0; it < stop; ++it) b.iteration(it);
+  }
+  std::vector<std::vector<Inst>> inst(c.keys.size());
+  for (size_t k = 0; k < c.keys.size(); ++k) {
+    int32_t n = 0;
+    for (int m : c.keys[k].members) n = std::max(n, seq[m][k]);
+    inst[k].resize(n);
+  }
+
+  // Discrete events: run each rank until it blocks in a collective not all members reached yet;
+  // the last arriver completes it and wakes the others. Timing depends only on the data flow.
+  std::vector<RankState> st(c.world);
+  std::vector<int> ready;
+  for (int r = c.world - 1; r >= 0; --r) ready.push_back(r);
+  while (!ready.empty()) {
+    const int r = ready.back();
+    ready.pop_back();
+    RankState& s = st[r];
+    RankTrace& tr = sim.ranks[r];
+    while (s.cursor < tr.ops.size()) {
+      Op& op = tr.ops[s.cursor];
+      if (op.type == OpType::Coll) {
+        Inst& in = inst[op.key][op.seq];
+        const CollKey& key = c.keys[op.key];
+        if (!s.arrived) {
+          const int64_t cost = op.cpu_end, gap = op.start;
+          op.cpu_start = s.cpu;
+          op.cpu_end = s.cpu + cost;
+          s.cpu = op.cpu_end + gap;
+          op.start = std::max({coll_launch_end(op) + 3 * kUs, s.sf[op.stream], s.last_compute});
+          s.arrived = true;
+          in.max_arrival = std::max(in.max_arrival, op.start);
+          if (++in.arrived == int(key.members.size())) {
+            const double j = 1.0 + 0.5 * opt.jitter *
+                                       std::clamp(2.0 * unit_from_hash(hash4(opt.seed, op.key, op.seq, 1)) - 1.0, -1.0, 1.0);
+            in.end_base = in.max_arrival + int64_t(key.transfer_ns * j);
+            in.done = true;
+            for (int m : key.members)
+              if (m != r) ready.push_back(m);
+          }
+        }
+        if (!in.done) break;  // blocked
+        op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
+        s.sf[op.stream] = op.end;
+        if (op.stream == kDpStream) s.dp_done = std::max(s.dp_done, op.end);
+        else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
+        s.arrived = false;
+        ++s.cursor;
+        continue;
+      }
+      const int64_t cost = op.cpu_end, gap = op.start, dur = op.end;
+      switch (op.type) {
+        case OpType::IterBegin:
+          s.iter_begin = s.cpu;
+          s.cpu += cost;  // host stall (dataloader): the GPU runs dry
+          op.cpu_start = s.iter_begin;
+          op.cpu_end = s.cpu;
+          op.start = op.end = 0;
+          s.dp_done = 0;
+          break;
+        case OpType::H2D:
+        case OpType::D2H:
+        case OpType::Compute:
+          op.cpu_start = s.cpu;
+          op.cpu_end = s.cpu + cost;
+          s.cpu = op.cpu_end + gap;
+          if (op.waits_dp) s.compute_dep = std::max(s.compute_dep, s.dp_done);
+          op.start = std::max({op.cpu_end + (op.type == OpType::Compute ? 3 * kUs : 2 * kUs), s.sf[kCompute],
+                               op.type == OpType::Compute ? s.compute_dep : 0});
+          op.end = op.start + std::max<int64_t>(dur, 1000);
+          s.sf[kCompute] = op.end;
+          if (op.type == OpType::Compute) s.last_compute = op.end;
+          break;
+        case OpType::Sync: {
+          op.cpu_start = s.cpu;
+          const int64_t busy = *std::max_element(std::begin(s.sf), std::end(s.sf));
+          op.cpu_end = std::max(s.cpu + 1500, busy) + 2 * kUs;
+          op.start = op.cpu_start;
+          op.end = op.cpu_end;
+          s.cpu = op.cpu_end + gap;
+          tr.iter_cpu.push_back({s.iter_begin, op.cpu_end + 10 * kUs});
+          break;
+        }
+        case OpType::Coll: break;
+      }
+      ++s.cursor;
+    }
+  }
+
+  // Hang: ranks that could not finish end their profile before the collective they wait in.
+  bool any_hang = false;
+  for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang;
+  for (int r = 0; r < c.world; ++r) {
+    RankTrace& tr = sim.ranks[r];
+    if (st[r].cursor < tr.ops.size()) {
+      if (!any_hang) throw std::logic_error("straggler-sim: schedule deadlock (bug)");
+      const bool launched = tr.ops[st[r].cursor].type == OpType::Coll && st[r].arrived;
+      tr.ops.resize(st[r].cursor + (launched ? 1 : 0));
+      if (launched) tr.ops.back().pending = true;
+    }
+    tr.iterations_written = int(tr.iter_cpu.size());
+  }
+  for (size_t k = 0; k < c.keys.size(); ++k)
+    for (const Inst& in : inst[k]) c.comms[c.keys[k].comm].ops += in.done;
+
+  for (const Fault& f : opt.faults) {
+    if (f.kind != FaultKind::Hang) continue;
+    for (const CommInfo& ci : c.comms) {
+      if (std::find(ci.ranks.begin(), ci.ranks.end(), f.rank) == ci.ranks.end()) continue;
+      int64_t n = 0;  // the hung rank's own issue count on this communicator (pp: its p2p ops)
+      for (size_t k = 0; k < c.keys.size(); ++k)
+        if (c.comms[c.keys[k].comm].name == ci.name) n += seq[f.rank][k];
+      sim.desync.push_back({ci.name, n, {f.rank}});
+    }
+  }
+
+  Rng clock(hash4(opt.seed, 0xC10C, 0, 0));
+  for (int h = 0; h < opt.hosts; ++h) {
+    const double e = clock.uniform(-opt.clock_offset_ms, opt.clock_offset_ms);
+    sim.host_offset_ns.push_back(h == 0 ? 0 : int64_t(std::llround(e * 1e6)));
+  }
+  sim.comms = std::move(c.comms);
+  sim.keys = std::move(c.keys);
+  return sim;
+}
+
+}  // namespace sim

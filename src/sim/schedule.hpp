@@ -1,0 +1,93 @@
+// What each rank does (op lists) and the discrete-event timing over all ranks together.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim.hpp"
+
+namespace sim {
+
+// Kernels the model launches; names live in nsys_writer.cpp.
+enum Kernel : uint8_t {
+  kLnFwd, kGemmFwd, kFlashFwd, kElementwise, kSoftmax, kOptimizer, kLnBwd, kGemmDgrad, kGemmWgrad,
+  kFlashBwd, kNcclAllReduce, kNcclSendRecv, kKernelCount
+};
+
+enum class OpType : uint8_t { IterBegin, H2D, Compute, Coll, D2H, Sync };
+// How the NCCL call of a Coll op looks on the CPU (NVTX ranges).
+enum class Api : uint8_t { AllReduce, Send, Recv, SendRecv };
+
+// Streams per process: compute (and memcpy), then one per communicator. Pipeline p2p runs on one
+// communicator (and stream) per link, as PyTorch does: the link to the previous stage and the
+// link to the next stage are separate.
+constexpr int kStreamSlots = 5;
+constexpr int kStreamIds[kStreamSlots] = {7, 13, 17, 21, 19};
+enum StreamSlot : uint8_t { kCompute = 0, kTpStream = 1, kPpStream = 2, kDpStream = 3, kPpNextStream = 4 };
+
+constexpr int64_t kH2DBytes = 16 << 20;
+constexpr int64_t kD2HBytes = 4;
+
+struct Op {
+  // Before simulate(): cpu_end holds the CPU cost and end the GPU duration (ns).
+  int64_t cpu_start = 0, cpu_end = 0;  // the API call (for Coll: the whole NCCL call incl. NVTX ranges)
+  int64_t start = 0, end = 0;          // GPU interval (kernel, memcpy); Sync: unused
+  int32_t key = -1, seq = -1;          // Coll: collective key (communicator or p2p link) and its issue index
+  int32_t iter = 0;
+  OpType type = OpType::Compute;
+  uint8_t kernel = 0;
+  Api api = Api::AllReduce;
+  uint8_t stream = kCompute;
+  bool waits_dp = false;  // optimizer: waits for the DP gradient all-reduces
+  // Hang: a collective this rank launched but that never completed (a peer never joined). Its
+  // NVTX ranges and launch call are written, its kernel is not (CUPTI never records it).
+  bool pending = false;
+};
+
+// Launch API row inside a Coll op's CPU interval (shared by the simulator and the writer).
+inline int64_t coll_launch_end(const Op& op) { return op.cpu_end - 800; }
+inline int64_t coll_launch_start(const Op& op) { return op.cpu_end - 800 - 4500; }
+
+struct RankTrace {
+  std::vector<Op> ops;                                // written ops, CPU issue order
+  std::vector<std::pair<int64_t, int64_t>> iter_cpu;  // completed iterations: [begin, sync end + ~10us]
+  int iterations_written = 0;
+};
+
+// A group of ranks that runs matched operations: a TP/DP communicator or one p2p link of a PP group.
+struct CollKey {
+  int comm = -1;  // index into Simulation::comms
+  std::vector<int> members;
+  int64_t bytes = 0;
+  double algo_factor = 1.0;  // bytes on the wire per byte of message (ring all-reduce 2(n-1)/n)
+  double transfer_ns = 0;    // base transfer time incl. slow_link
+};
+
+struct CommInfo {
+  std::string name, kind;
+  std::vector<int> ranks;
+  int64_t ops = 0;  // completed matched operations (for pp: p2p kernel pairs over all links)
+};
+
+struct Desync {
+  std::string comm;
+  int64_t seq = 0;
+  std::vector<int> missing;
+};
+
+struct Simulation {
+  Options opt;
+  int world = 0, gpus_per_host = 0, iterations = 0;
+  std::vector<RankTrace> ranks;
+  std::vector<CommInfo> comms;
+  std::vector<CollKey> keys;
+  std::vector<int64_t> host_offset_ns;  // NTP error e_h per host
+  std::vector<Desync> desync;
+};
+
+// Kernels per rank per iteration of a healthy run (for --target-kernels).
+int64_t kernels_per_iteration(const Options& opt);
+
+Simulation simulate(const Options& opt);
+
+}  // namespace sim

@@ -1,0 +1,173 @@
+#include "sim.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "nsys_writer.hpp"
+#include "schedule.hpp"
+#include "truth.hpp"
+
+namespace sim {
+
+const char* fault_kind_name(FaultKind k) {
+  switch (k) {
+    case FaultKind::SlowGpu: return "slow_gpu";
+    case FaultKind::HostDelay: return "host_delay";
+    case FaultKind::ExtraWork: return "extra_work";
+    case FaultKind::SlowLink: return "slow_link";
+    case FaultKind::StageImbalance: return "stage_imbalance";
+    case FaultKind::Hang: return "hang";
+  }
+  return "?";
+}
+
+Fault parse_fault(const std::string& spec) {
+  std::vector<std::string> p;
+  std::stringstream ss(spec);
+  for (std::string t; std::getline(ss, t, ':');) p.push_back(t);
+  auto bad = [&]() { return std::invalid_argument("bad --fault '" + spec + "' (see straggler-sim --help)"); };
+  auto num_i = [&](size_t i) {
+    size_t used = 0;
+    const int v = std::stoi(p.at(i), &used);
+    if (used != p[i].size()) throw bad();
+    return v;
+  };
+  auto num_d = [&](size_t i) {
+    size_t used = 0;
+    const double v = std::stod(p.at(i), &used);
+    if (used != p[i].size() || !(v > 0)) throw bad();
+    return v;
+  };
+  Fault f;
+  try {
+    const std::string& k = p.at(0);
+    if (k == "slow_gpu" || k == "extra_work" || k == "host_delay") {
+      if (p.size() != 4) throw bad();
+      f.kind = k == "slow_gpu" ? FaultKind::SlowGpu : k == "extra_work" ? FaultKind::ExtraWork : FaultKind::HostDelay;
+      f.rank = num_i(1);
+      f.from_iter = num_i(2);
+      (f.kind == FaultKind::HostDelay ? f.ms : f.factor) = num_d(3);
+    } else if (k == "slow_link") {
+      if (p.size() != 4) throw bad();
+      f.kind = FaultKind::SlowLink;
+      f.host_a = num_i(1);
+      f.host_b = num_i(2);
+      f.factor = num_d(3);
+    } else if (k == "stage_imbalance") {
+      if (p.size() != 3) throw bad();
+      f.kind = FaultKind::StageImbalance;
+      f.stage = num_i(1);
+      f.factor = num_d(2);
+    } else if (k == "hang") {
+      if (p.size() != 3) throw bad();
+      f.kind = FaultKind::Hang;
+      f.rank = num_i(1);
+      f.from_iter = num_i(2);
+    } else {
+      throw bad();
+    }
+  } catch (const std::invalid_argument&) {
+    throw bad();
+  } catch (const std::out_of_range&) {
+    throw bad();
+  }
+  return f;
+}
+
+void validate(const Options& o) {
+  const int world = o.layout.world();
+  auto fail = [](const std::string& m) { throw std::invalid_argument("straggler-sim: " + m); };
+  if (o.hosts < 1 || world % o.hosts) fail(fmt::format("--hosts {} must divide the world size {}", o.hosts, world));
+  if (o.iterations < 1 || o.microbatches < 1 || o.layers < 1) fail("iterations, microbatches and layers must be >= 1");
+  if (o.jitter < 0 || o.jitter > 0.3) fail("--jitter must be in [0, 0.3]");
+  if (o.clock_offset_ms < 0) fail("--clock-offset-ms must be >= 0");
+  for (const Fault& f : o.faults) {
+    if (f.rank >= world) fail(fmt::format("fault rank {} outside the world of {}", f.rank, world));
+    if (f.kind == FaultKind::SlowLink && (f.host_a < 0 || f.host_b < 0 || f.host_a >= o.hosts || f.host_b >= o.hosts))
+      fail("slow_link host index out of range");
+    if (f.kind == FaultKind::StageImbalance && (f.stage < 0 || f.stage >= o.layout.pp)) fail("stage out of range");
+    if (f.rank < 0 && f.kind != FaultKind::SlowLink && f.kind != FaultKind::StageImbalance) fail("fault rank < 0");
+    if (f.from_iter < 0) fail("fault iteration < 0");
+  }
+}
+
+RunStats generate(const Options& in) {
+  Options opt = in;
+  validate(opt);
+  if (opt.target_kernels > 0) {
+    const int64_t per = std::max<int64_t>(1, kernels_per_iteration(opt));
+    opt.iterations = int(std::max<int64_t>(1, (opt.target_kernels + per - 1) / per));
+  }
+  std::filesystem::create_directories(opt.out_dir);
+  RunStats stats;
+  stats.iterations = opt.iterations;
+  auto t0 = std::chrono::steady_clock::now();
+  const Simulation sim = simulate(opt);
+  auto t1 = std::chrono::steady_clock::now();
+
+  std::vector<RankCounts> counts(sim.world);
+  for (int r = 0; r < sim.world; ++r)
+    for (const Op& op : sim.ranks[r].ops) {
+      if (op.pending) continue;  // launched, never completed: no kernel row
+      counts[r].kernels += op.type == OpType::Compute || op.type == OpType::Coll;
+      counts[r].nccl_kernels += op.type == OpType::Coll;
+      counts[r].h2d_bytes += op.type == OpType::H2D ? kH2DBytes : 0;
+    }
+  for (const RankCounts& c : counts) stats.kernels += c.kernels;
+
+  std::vector<FileSpec> files;
+  const std::string dir = opt.out_dir + "/";
+  if (opt.per_host_files) {
+    for (int h = 0; h < opt.hosts; ++h) {
+      FileSpec f{dir + topology::host_name(h) + ".sqlite", h, {}, true};
+      for (int r = h * sim.gpus_per_host; r < (h + 1) * sim.gpus_per_host; ++r) f.ranks.push_back(r);
+      files.push_back(std::move(f));
+    }
+  } else {
+    for (int r = 0; r < sim.world; ++r)
+      files.push_back({dir + fmt::format("rank_{}.sqlite", r), r / sim.gpus_per_host, {r}, false});
+  }
+
+  // One writer per file; files are independent, so the output does not depend on the thread count.
+  int threads = opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min<int>(threads, int(files.size()));
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> rows{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto worker = [&]() {
+    for (size_t i; (i = next++) < files.size();) {
+      try {
+        rows += write_nsys_file(sim, files[i]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  std::ofstream(opt.out_dir + "/truth.json") << truth_json(sim, files, counts);
+  auto t2 = std::chrono::steady_clock::now();
+  stats.files = int(files.size());
+  stats.rows = rows;
+  stats.simulate_s = std::chrono::duration<double>(t1 - t0).count();
+  stats.write_s = std::chrono::duration<double>(t2 - t1).count();
+  return stats;
+}
+
+}  // namespace sim

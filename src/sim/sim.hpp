@@ -1,0 +1,59 @@
+// straggler-sim public API: options, fault specs and the one-call generator used by main() and the tests.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "topology/layout.hpp"
+
+namespace sim {
+
+enum class FaultKind { SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, Hang };
+const char* fault_kind_name(FaultKind k);
+
+struct Fault {
+  FaultKind kind = FaultKind::SlowGpu;
+  int rank = -1;          // slow_gpu, host_delay, extra_work, hang
+  int from_iter = 0;      // slow_gpu, host_delay, extra_work; hang: the iteration it stops at
+  double factor = 1.0;    // slow_gpu, extra_work, slow_link, stage_imbalance
+  double ms = 0.0;        // host_delay
+  int host_a = -1, host_b = -1;  // slow_link
+  int stage = -1;         // stage_imbalance
+};
+
+// Parses "slow_gpu:5:8:1.4" etc. (see SPEC.md); throws std::invalid_argument.
+Fault parse_fault(const std::string& spec);
+
+struct Options {
+  std::string out_dir;
+  topology::ParallelLayout layout{2, 2, 8};
+  int hosts = 4;
+  int iterations = 20;
+  int microbatches = 4;
+  int layers = 4;  // per pipeline stage
+  uint64_t seed = 1;
+  double jitter = 0.05;
+  double clock_offset_ms = 0.0;
+  bool schema30 = false;  // --schema 3.0
+  bool per_host_files = false;
+  bool nccl_domain_create = true;
+  std::vector<Fault> faults;
+  int64_t target_kernels = 0;  // >0: overrides iterations
+  int threads = 0;             // writer threads; 0 = hardware concurrency (output does not depend on it)
+};
+
+// Throws std::invalid_argument for inconsistent options (bad ranks, hosts not dividing the world...).
+void validate(const Options& opt);
+
+struct RunStats {
+  int iterations = 0;
+  int files = 0;
+  int64_t kernels = 0;  // over all ranks
+  int64_t rows = 0;     // all rows written, all tables
+  double simulate_s = 0, write_s = 0;
+};
+
+// Simulates the run and writes OUT_DIR/*.sqlite and OUT_DIR/truth.json.
+RunStats generate(const Options& opt);
+
+}  // namespace sim

@@ -1,0 +1,97 @@
+#include "truth.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace sim {
+namespace {
+
+std::string ints(const std::vector<int>& v) { return fmt::format("[{}]", fmt::join(v, ",")); }
+
+std::string fault_json(const Fault& f) {
+  const char* k = fault_kind_name(f.kind);
+  switch (f.kind) {
+    case FaultKind::SlowGpu:
+    case FaultKind::ExtraWork:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "from_iteration": {}, "factor": {}}})", k, f.rank, f.from_iter, f.factor);
+    case FaultKind::HostDelay:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "from_iteration": {}, "ms": {}}})", k, f.rank, f.from_iter, f.ms);
+    case FaultKind::SlowLink:
+      return fmt::format(R"({{"kind": "{}", "hosts": ["{}", "{}"], "host_indices": [{}, {}], "factor": {}}})", k,
+                         topology::host_name(f.host_a), topology::host_name(f.host_b), f.host_a, f.host_b, f.factor);
+    case FaultKind::StageImbalance:
+      return fmt::format(R"({{"kind": "{}", "stage": {}, "factor": {}}})", k, f.stage, f.factor);
+    case FaultKind::Hang:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "iteration": {}}})", k, f.rank, f.from_iter);
+  }
+  return "{}";
+}
+
+}  // namespace
+
+std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files, const std::vector<RankCounts>& counts) {
+  const Options& o = sim.opt;
+  std::string j;
+  auto out = [&j](std::string_view f, const auto&... a) { j += fmt::vformat(f, fmt::make_format_args(a...)); };
+  out(R"({{"generator": "straggler-sim", "seed": {}, "schema": "{}",)" "\n", o.seed, o.schema30 ? "3.0.0" : "3.25.0");
+  out(R"( "layout": {{"tp": {}, "pp": {}, "dp": {}, "hosts": {}, "gpus_per_host": {}, "microbatches": {}, "iterations": {}, "layers": {}}},)" "\n",
+      o.layout.tp, o.layout.pp, o.layout.dp, o.hosts, sim.gpus_per_host, o.microbatches, sim.iterations, o.layers);
+  out(R"( "ranks": {},)" "\n", sim.world);
+  out(R"( "files": [)" "\n");
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string name = files[i].path.substr(files[i].path.find_last_of('/') + 1);
+    out(R"(  {{"file": "{}", "host": "{}", "ranks": {}}}{})" "\n", name, topology::host_name(files[i].host),
+        ints(files[i].ranks), i + 1 < files.size() ? "," : "");
+  }
+  out(" ],\n \"hosts\": [\n");
+  for (int h = 0; h < o.hosts; ++h) {
+    std::vector<int> rs;
+    for (int r = h * sim.gpus_per_host; r < std::min(sim.world, (h + 1) * sim.gpus_per_host); ++r) rs.push_back(r);
+    out(R"(  {{"name": "{}", "ranks": {}, "clock_offset_ns": {}}}{})" "\n", topology::host_name(h), ints(rs),
+        sim.host_offset_ns[h], h + 1 < o.hosts ? "," : "");
+  }
+  out(" ],\n \"communicators\": [\n");
+  for (size_t i = 0; i < sim.comms.size(); ++i) {
+    const CommInfo& c = sim.comms[i];
+    out(R"(  {{"name": "{}", "kind": "{}", "ranks": {}, "ops": {}}}{})" "\n", c.name, c.kind, ints(c.ranks), c.ops,
+        i + 1 < sim.comms.size() ? "," : "");
+  }
+  out(" ],\n \"per_rank\": [\n");
+  for (int r = 0; r < sim.world; ++r) {
+    const RankCounts& c = counts[r];
+    out(R"(  {{"rank": {}, "host": "{}", "device": {}, "pid": {}, "stage": {}, "kernels": {}, "nccl_kernels": {}, "memcpy_h2d_bytes": {}, "iterations_written": {}}}{})" "\n",
+        r, topology::host_name(r / sim.gpus_per_host), local_rank_of(sim, r), pid_of_rank(sim, r),
+        o.layout.pp_rank(r), c.kernels, c.nccl_kernels, c.h2d_bytes, sim.ranks[r].iterations_written,
+        r + 1 < sim.world ? "," : "");
+  }
+  out(" ],\n \"faults\": [");
+  for (size_t i = 0; i < o.faults.size(); ++i) out("{}{}", i ? ", " : "", fault_json(o.faults[i]));
+  out("],\n \"expected\": {{\"stragglers\": [");
+  bool first = true;
+  auto straggler = [&](int rank, const char* cause, int onset) {
+    out(R"({}{{"rank": {}, "cause": "{}", "onset_iteration": {}}})", first ? "" : ", ", rank, cause, onset);
+    first = false;
+  };
+  for (const Fault& f : o.faults) {
+    if (f.kind == FaultKind::SlowGpu || f.kind == FaultKind::HostDelay || f.kind == FaultKind::ExtraWork)
+      straggler(f.rank, fault_kind_name(f.kind), f.from_iter);
+    if (f.kind == FaultKind::StageImbalance)
+      for (int r = 0; r < sim.world; ++r)
+        if (o.layout.pp_rank(r) == f.stage) straggler(r, "stage_imbalance", 0);
+  }
+  out("],\n  \"slow_links\": [");
+  first = true;
+  for (const Fault& f : o.faults) {
+    if (f.kind != FaultKind::SlowLink) continue;
+    out(R"({}{{"hosts": ["{}", "{}"]}})", first ? "" : ", ", topology::host_name(f.host_a), topology::host_name(f.host_b));
+    first = false;
+  }
+  out("],\n  \"desync\": [");
+  for (size_t i = 0; i < sim.desync.size(); ++i)
+    out(R"({}{{"communicator": "{}", "seq": {}, "missing_ranks": {}}})", i ? ", " : "", sim.desync[i].comm,
+        sim.desync[i].seq, ints(sim.desync[i].missing));
+  out("]}}}}\n");
+  return j;
+}
+
+}  // namespace sim

@@ -1,0 +1,17 @@
+// truth.json: what was generated and which faults an analyser is expected to find.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "nsys_writer.hpp"
+#include "schedule.hpp"
+
+namespace sim {
+
+struct RankCounts {
+  int64_t kernels = 0, nccl_kernels = 0, h2d_bytes = 0;
+};
+
+std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files, const std::vector<RankCounts>& counts);
+
+}  // namespace sim
