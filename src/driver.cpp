@@ -10,6 +10,7 @@
 #include <numeric>
 #include <set>
 
+#include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "hdf5_writer.hpp"
 #include "ranks/discovery.hpp"
@@ -101,6 +102,7 @@ std::vector<int> assign_files(const std::vector<ranks::ProfileFile>& files, int 
 struct LocalRank {
   ranks::FoundProcess key;
   RankOutputs out;
+  CrossRankInput cross;
 };
 
 }  // namespace
@@ -132,7 +134,9 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
         auto& tl = timelines[i];
         LocalRank lr;
         lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size())};
-        lr.out = make_rank_outputs(tl, ranks::compute_metrics(tl, mopt));
+        const auto metrics = ranks::compute_metrics(tl, mopt);
+        lr.out = make_rank_outputs(tl, metrics);
+        lr.cross = make_cross_input(tl, metrics.iterations);
         local.push_back(std::move(lr));
         tl = ranks::RankTimeline();
       }
@@ -190,6 +194,9 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
   std::sort(res.failures.begin(), res.failures.end(),
             [](auto& a, auto& b) { return std::tie(a.file, a.error) < std::tie(b.file, b.error); });
 
+  std::vector<CrossRankInput> cross_inputs;
+  int world = 0;
+  for (int r : assignment.rank) world = std::max(world, r + 1);
   for (auto& lr : local) {
     auto it = std::lower_bound(found.begin(), found.end(), lr.key, [](auto& a, auto& b) {
       return std::tie(a.file, a.local_index) < std::tie(b.file, b.local_index);
@@ -197,6 +204,8 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
     const int rank = assignment.rank[size_t(it - found.begin())];
     if (rank < 0) continue;
     set_rank(lr.out, rank);
+    set_cross_rank(lr.cross, rank);
+    cross_inputs.push_back(std::move(lr.cross));
     res.ranks.push_back(lr.out.row);
     res.top_kernels.insert(res.top_kernels.end(), lr.out.top_kernels.begin(), lr.out.top_kernels.end());
     res.iterations.insert(res.iterations.end(), lr.out.iterations.begin(), lr.out.iterations.end());
@@ -214,6 +223,12 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
     return 2;
   }
 
+  if (opt.layout && world > opt.layout->world())
+    throw ranks::UsageError("--layout " + opt.layout->to_string() + " covers " + std::to_string(opt.layout->world()) +
+                            " ranks, but rank " + std::to_string(world - 1) + " was found");
+  const CrossRankResults cross = run_cross_rank(comm, cross_inputs, world, opt.layout);
+  apply_cross_rank(res, cross);
+  res.cross = &cross;
   write_hdf5(comm, opt.output, res);
   // Process 0 also needs every rank's row for the report and the summary.
   RunSummaryInput all = gather_summary_input(comm, res, 0);

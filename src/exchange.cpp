@@ -1,5 +1,7 @@
 #include "exchange.hpp"
 
+#include <algorithm>
+
 namespace straggler {
 namespace {
 
@@ -39,6 +41,24 @@ std::vector<std::string> allgather_blobs(MPI_Comm comm, const std::string& mine)
   std::vector<char> all(total + 1);
   MPI_Allgatherv(mine.data(), my, MPI_CHAR, all.data(), sizes.data(), displ.data(), MPI_CHAR, comm);
   return split(all, sizes);
+}
+
+std::vector<std::string> alltoall_blobs(MPI_Comm comm, const std::vector<std::string>& to_each) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  std::vector<int> send_sizes(static_cast<size_t>(n)), recv_sizes(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (to_each[size_t(i)].size() > size_t(INT32_MAX)) throw std::runtime_error("exchange: record too large");
+    send_sizes[size_t(i)] = int(to_each[size_t(i)].size());
+  }
+  MPI_Alltoall(send_sizes.data(), 1, MPI_INT, recv_sizes.data(), 1, MPI_INT, comm);
+  size_t send_total = 0, recv_total = 0;
+  auto sdispl = displacements(send_sizes, &send_total), rdispl = displacements(recv_sizes, &recv_total);
+  std::vector<char> send(send_total + 1), recv(recv_total + 1);
+  for (int i = 0; i < n; ++i) std::copy(to_each[size_t(i)].begin(), to_each[size_t(i)].end(), send.begin() + sdispl[size_t(i)]);
+  MPI_Alltoallv(send.data(), send_sizes.data(), sdispl.data(), MPI_CHAR, recv.data(), recv_sizes.data(), rdispl.data(),
+                MPI_CHAR, comm);
+  return split(recv, recv_sizes);
 }
 
 std::vector<std::string> gather_blobs(MPI_Comm comm, const std::string& mine, int root) {

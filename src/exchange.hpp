@@ -58,6 +58,8 @@ class ByteReader {
 
 // Every process gets every process's blob, in process order.
 std::vector<std::string> allgather_blobs(MPI_Comm comm, const std::string& mine);
+// Blob i goes to process i; returns the blobs received, in source process order.
+std::vector<std::string> alltoall_blobs(MPI_Comm comm, const std::vector<std::string>& to_each);
 // Only `root` gets the blobs (others get an empty vector).
 std::vector<std::string> gather_blobs(MPI_Comm comm, const std::string& mine, int root);
 

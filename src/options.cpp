@@ -26,6 +26,9 @@ bool parse_options(int argc, char** argv, Options& out) {
       "rank-map", po::value(&out.rank_map), "CSV file,key,rank (key: pid=N, device=N or empty) overriding ranks")(
       "iteration-marker", po::value(&out.iteration_marker),
       "regex for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, step N)")(
+      "layout", po::value<std::string>(),
+      "TPxPPxDP, e.g. 2x4x64 (Megatron order: TP fastest, then DP, then PP): names communicators tp-N/dp-N/pp-N "
+      "and compares stragglers with the ranks of their pipeline stage")(
       "top-kernels", po::value(&out.top_kernels)->default_value(out.top_kernels), "kernels kept per rank in /kernels/top")(
       "strict", po::bool_switch(&out.strict), "exit 2 when any profile cannot be read")(
       "quiet,q", po::bool_switch(&out.quiet), "print only errors");
@@ -49,6 +52,13 @@ bool parse_options(int argc, char** argv, Options& out) {
   if (vm.count("version")) {
     std::cout << "straggler-scan " << kToolVersion << "\n";
     return false;
+  }
+  if (vm.count("layout")) {
+    try {
+      out.layout = topology::ParallelLayout::parse(vm["layout"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw ranks::UsageError(std::string("--layout: ") + e.what());
+    }
   }
   if (out.inputs.empty()) throw ranks::UsageError("no run directory given (see --help)");
   if (!out.iteration_marker.empty()) {

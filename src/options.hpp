@@ -1,6 +1,9 @@
 // Command line of straggler-scan.
 #pragma once
+#include <optional>
 #include <string>
+
+#include "topology/layout.hpp"
 #include <vector>
 
 namespace straggler {
@@ -11,6 +14,7 @@ struct Options {
   std::string summary;              // --summary FILE.json ("" = none)
   std::string rank_pattern, rank_map;
   std::string iteration_marker;     // "" = default markers
+  std::optional<topology::ParallelLayout> layout;  // --layout TPxPPxDP (Megatron rank order)
   size_t top_kernels = 20;
   bool strict = false;
   bool quiet = false;

@@ -46,6 +46,45 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
 
+void print_verdict(std::ostream& os, const CrossRankResults& x) {
+  const auto& v = x.verdict;
+  if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
+    os << "verdict: healthy: no straggler, no slow link, no desync";
+  } else {
+    os << "verdict:";
+  }
+  os << fmt::format(" ({} communicators, {} matched collectives)\n", x.comms.size(), x.clock.ops);
+  for (const auto& s : v.stragglers)
+    os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, s.host, s.cause,
+                      s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", s.evidence);
+  for (const auto& l : v.slow_links) {
+    std::string hosts;
+    for (const auto& h : l.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    os << fmt::format("  SLOW LINK {}: {} transfers {:.2f}x slower than their peers ({} communicators)\n", hosts,
+                      l.collective, l.slowdown, l.communicators.size());
+  }
+  for (const auto& d : x.desync) {
+    std::string miss, blocked;
+    for (auto r : d.missing_ranks) miss += (miss.empty() ? "" : ", ") + std::to_string(r);
+    for (auto r : d.blocked_ranks) blocked += (blocked.empty() ? "" : ", ") + std::to_string(r);
+    os << fmt::format("  {} {} op {} ({}): never reached by rank(s) {}{}\n", d.root_cause ? "DESYNC" : "desync (blocked elsewhere)",
+                      d.communicator, d.seq, collectives::collective_name(d.type), miss,
+                      blocked.empty() ? "" : "; waiting in it: " + blocked);
+  }
+  for (const auto& cp : v.change_points) {
+    std::string who;
+    for (auto r : cp.culprit_ranks) who += (who.empty() ? "" : ", ") + std::to_string(r);
+    os << fmt::format("  step time changed at iteration {}: {:.2f} -> {:.2f} ms{}\n", cp.iteration, cp.before_ms,
+                      cp.after_ms, who.empty() ? "" : " (ranks that changed: " + who + ")");
+  }
+  os << fmt::format("  clocks: max offset {:.3f} ms corrected (residual {:.1f} us); clock-condition violations "
+                    "{} before, {} after correction\n",
+                    x.clock.max_offset_ns / 1e6, x.clock.residual_ns / 1e3, x.clock.violations_before,
+                    x.clock.violations_after);
+  for (const auto& c : x.comms)
+    if (c.mismatch_seq >= 0) os << fmt::format("  MISMATCH {} op {}: {}\n", c.name, c.mismatch_seq, c.mismatch);
+}
+
 }  // namespace
 
 void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
@@ -58,6 +97,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   os << fmt::format("straggler-scan {}: {} ranks from {} files on {} hosts; {}\n", kToolVersion, in.ranks.size(),
                     files_ok, in.hosts.size(), versions(in.inputs));
   if (in.ranks.empty()) return;
+  if (in.cross) print_verdict(os, *in.cross);
 
   std::map<std::string, int> sources;
   for (const auto& r : in.ranks) sources[r.iteration_source]++;

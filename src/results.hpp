@@ -30,6 +30,14 @@ struct RankRow {
   double sync_ms = 0;
   int32_t iterations = 0;  // found, warm-up included
   double step_ms_median = 0, step_ms_p90 = 0, step_ms_mean = 0;
+  // Cross-rank analysis (collectives/): definitions in collectives/include/collectives/decompose.hpp
+  // and verdict.hpp.
+  int64_t collective_ops = 0, late_count = 0;
+  double late_fraction = 0, wait_ms = 0, blame_ms = 0, hold_ms = 0;
+  double clock_offset_ms = 0, clock_drift_ppm = 0;
+  uint8_t clock_aligned = 0;
+  double straggler_score = 0;
+  std::string cause;  // "" unless a straggler
 };
 
 struct TopKernelRow {
@@ -79,6 +87,9 @@ struct RunResults {
   std::vector<std::string> hosts;  // distinct, sorted
   std::string command_line;
   int32_t total_ranks = 0;
+  // The cross-rank analysis (communicators, clocks, verdict): identical on every process, except
+  // the per-communicator replays, held by each communicator's owner.
+  const struct CrossRankResults* cross = nullptr;
 };
 
 }  // namespace straggler

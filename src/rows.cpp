@@ -1,6 +1,7 @@
 #include "rows.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "exchange.hpp"
@@ -19,6 +20,9 @@ void put(ByteWriter& w, const RankRow& r) {
   w.pod(r.gap_count), w.pod(r.long_gap_count), w.pod(r.long_gap_ms), w.pod(r.h2d_bytes), w.pod(r.d2h_bytes);
   w.pod(r.h2d_ms), w.pod(r.d2h_ms), w.pod(r.sync_count), w.pod(r.sync_ms), w.pod(r.iterations);
   w.pod(r.step_ms_median), w.pod(r.step_ms_p90), w.pod(r.step_ms_mean);
+  w.pod(r.collective_ops), w.pod(r.late_count), w.pod(r.late_fraction), w.pod(r.wait_ms), w.pod(r.blame_ms);
+  w.pod(r.hold_ms), w.pod(r.clock_offset_ms), w.pod(r.clock_drift_ppm), w.pod(r.clock_aligned);
+  w.pod(r.straggler_score), w.str(r.cause);
 }
 
 RankRow get(ByteReader& b) {
@@ -36,6 +40,10 @@ RankRow get(ByteReader& b) {
   r.d2h_ms = b.pod<double>(), r.sync_count = b.pod<int64_t>(), r.sync_ms = b.pod<double>();
   r.iterations = b.pod<int32_t>(), r.step_ms_median = b.pod<double>(), r.step_ms_p90 = b.pod<double>();
   r.step_ms_mean = b.pod<double>();
+  r.collective_ops = b.pod<int64_t>(), r.late_count = b.pod<int64_t>(), r.late_fraction = b.pod<double>();
+  r.wait_ms = b.pod<double>(), r.blame_ms = b.pod<double>(), r.hold_ms = b.pod<double>();
+  r.clock_offset_ms = b.pod<double>(), r.clock_drift_ppm = b.pod<double>(), r.clock_aligned = b.pod<uint8_t>();
+  r.straggler_score = b.pod<double>(), r.cause = b.str();
   return r;
 }
 }  // namespace
@@ -75,6 +83,24 @@ void set_rank(RankOutputs& o, int rank) {
   for (auto& i : o.iterations) i.rank = rank;
 }
 
+void apply_cross_rank(RunResults& res, const CrossRankResults& x) {
+  std::map<int32_t, size_t> at;
+  for (size_t i = 0; i < x.evidence_ranks.size(); ++i) at[x.evidence_ranks[i]] = i;
+  for (auto& row : res.ranks) {
+    const size_t r = size_t(row.rank);
+    row.collective_ops = int64_t(x.acc.ops[r]), row.late_count = int64_t(x.acc.late[r]);
+    row.late_fraction = x.acc.ops[r] > 0 ? x.acc.late[r] / x.acc.ops[r] : 0;
+    row.wait_ms = x.acc.wait_ns[r] / 1e6, row.blame_ms = x.acc.blame_ns[r] / 1e6;
+    row.hold_ms = x.acc.hold_ns[r] / 1e6;
+    row.clock_offset_ms = x.clocks.offset_ns[r] / 1e6, row.clock_drift_ppm = x.clocks.drift[r] * 1e6;
+    row.clock_aligned = x.clocks.aligned[r];
+    if (auto it = at.find(row.rank); it != at.end()) {
+      row.straggler_score = x.verdict.score[it->second];
+      row.cause = x.verdict.cause[it->second];
+    }
+  }
+}
+
 void sort_by_rank(RunResults& r) {
   auto by_rank = [](auto& a, auto& b) { return a.rank < b.rank; };
   std::sort(r.ranks.begin(), r.ranks.end(), by_rank);
@@ -102,6 +128,7 @@ RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int
     if (!it.warmup) w.pod(it.step_ms);
   RunSummaryInput s;
   s.failures = local.failures, s.inputs = local.inputs, s.hosts = local.hosts, s.total_ranks = local.total_ranks;
+  s.cross = local.cross;
   for (const auto& blob : gather_blobs(comm, w.bytes(), root)) {
     ByteReader b(blob);
     for (auto n = b.pod<uint64_t>(); n > 0; --n) s.ranks.push_back(get(b));

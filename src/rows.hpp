@@ -4,6 +4,7 @@
 
 #include "ranks/metrics.hpp"
 #include "ranks/timeline.hpp"
+#include "cross_rank.hpp"
 #include "results.hpp"
 
 namespace straggler {
@@ -18,6 +19,8 @@ struct RankOutputs {
 RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMetrics& m);
 void set_rank(RankOutputs& o, int rank);
 void sort_by_rank(RunResults& r);
+// Cross-rank figures into this process's rank rows.
+void apply_cross_rank(RunResults& r, const CrossRankResults& x);
 // Distinct host names over all processes, sorted.
 std::vector<std::string> gather_hosts(MPI_Comm comm, const std::vector<RankRow>& mine);
 
@@ -29,6 +32,7 @@ struct RunSummaryInput {
   std::vector<InputFile> inputs;
   std::vector<std::string> hosts;
   int32_t total_ranks = 0;
+  const CrossRankResults* cross = nullptr;  // identical on every process
 };
 RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int root);
 

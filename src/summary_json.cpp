@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "cross_rank.hpp"
 #include "json_writer.hpp"
 #include "ranks/histogram.hpp"
 #include "version.hpp"
@@ -38,13 +39,61 @@ std::string summary_json(const RunSummaryInput& in) {
     auto d = ranks::Distribution::of(in.steady_step_ms);
     j.begin_object().key("median").value(d.p50).key("p90").value(d.p90).end_object();
   }
-  j.key("stragglers").begin_array().end_array();
-  j.key("slow_links").begin_array().end_array();
-  j.key("desync").begin_array().end_array();
-  j.key("clock").null();
+  const CrossRankResults* x = in.cross;
+  j.key("stragglers").begin_array();
+  if (x)
+    for (const auto& st : x->verdict.stragglers) {
+      j.begin_object().key("rank").value(st.rank).key("host").value(st.host).key("cause").value(st.cause);
+      j.key("blame_ms").value(st.blame_ms).key("late_fraction").value(st.late_fraction).key("onset_iteration");
+      st.onset_iteration >= 0 ? j.value(st.onset_iteration) : j.null();
+      j.key("evidence").value(st.evidence).key("hold_ms").value(st.hold_ms).key("excess_ms").value(st.excess_ms).key("score").value(st.score);
+      j.end_object();
+    }
+  j.end_array();
+  j.key("slow_links").begin_array();
+  if (x)
+    for (const auto& l : x->verdict.slow_links) {
+      j.begin_object().key("hosts").begin_array();
+      for (const auto& h : l.hosts) j.value(h);
+      j.end_array().key("collective").value(l.collective).key("slowdown").value(l.slowdown);
+      j.key("communicators").begin_array();
+      for (const auto& c : l.communicators) j.value(c);
+      j.end_array().end_object();
+    }
+  j.end_array();
+  j.key("desync").begin_array();
+  if (x)
+    for (const auto& d : x->desync) {
+      if (!d.root_cause) continue;  // victims blocked by another hang are in the HDF5 /desync table
+      j.begin_object().key("communicator").value(d.communicator).key("seq").value(d.seq);
+      j.key("missing_ranks").begin_array();
+      for (auto r : d.missing_ranks) j.value(r);
+      j.end_array().key("collective").value(collectives::collective_name(d.type));
+      j.key("blocked_ranks").begin_array();
+      for (auto r : d.blocked_ranks) j.value(r);
+      j.end_array().end_object();
+    }
+  j.end_array();
+  j.key("clock");
+  if (x && x->clock.ops > 0) {
+    j.begin_object().key("max_offset_ms").value(x->clock.max_offset_ns / 1e6);
+    j.key("residual_ms").value(x->clock.residual_ns / 1e6);
+    j.key("violations_before").value(x->clock.violations_before).key("violations_after").value(x->clock.violations_after);
+    j.key("unaligned_ranks").value(x->clock.unaligned_ranks).end_object();
+  } else {
+    j.null();
+  }
   j.key("pipeline").null();
   j.key("scaling").begin_array().end_array();
-  j.key("change_points").begin_array().end_array();
+  j.key("change_points").begin_array();
+  if (x)
+    for (const auto& cp : x->verdict.change_points) {
+      j.begin_object().key("iteration").value(cp.iteration).key("before_ms").value(cp.before_ms);
+      j.key("after_ms").value(cp.after_ms).key("culprit_ranks").begin_array();
+      for (auto r : cp.culprit_ranks) j.value(r);
+      j.end_array().end_object();
+    }
+  j.end_array();
   j.key("what_if").null();
   // Additions beyond the contract.
   j.key("hosts").value(int64_t(in.hosts.size()));

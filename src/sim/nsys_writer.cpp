@@ -431,7 +431,7 @@ int64_t write_nsys_file(const Simulation& sim, const FileSpec& f) {
     int64_t stop = 0;
     for (const RankTrace& tr : sim.ranks)
       for (const Op& op : tr.ops) stop = std::max({stop, op.pending ? op.cpu_end : op.end, op.cpu_end});
-    write_metadata(db, c, f, c.to_file(stop) + 200'000'000, rows);
+    write_metadata(db, c, f, c.to_file(stop) + 2'000'000'000, rows);  // the session ran on 2 s
 
     Insert proc(db, "PROCESSES", {{"globalPid", ":g"}, {"pid", ":p"}, {"name", ":n"}});
     Insert tn(db, "ThreadNames", {{"nameId", std::to_string(str_id(kThreadMain))}, {"priority", "20"}, {"globalTid", ":g"}});

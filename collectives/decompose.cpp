@@ -1,0 +1,51 @@
+#include "collectives/decompose.hpp"
+
+#include <algorithm>
+
+namespace collectives {
+
+OpTiming decompose(const std::vector<int64_t>& arrival, const std::vector<int64_t>& end) {
+  OpTiming t;
+  const size_t n = std::min(arrival.size(), end.size());
+  if (n == 0) return t;
+  t.first_arrival = t.last_arrival = arrival[0];
+  t.second_arrival = INT64_MIN;
+  t.last = 0;
+  t.end_max = end[0];
+  for (size_t i = 1; i < n; ++i) {
+    // Ties go to the lower member index: deterministic.
+    if (arrival[i] > t.last_arrival) {
+      t.second_arrival = t.last_arrival;
+      t.last_arrival = arrival[i];
+      t.last = int(i);
+    } else {
+      t.second_arrival = std::max(t.second_arrival, arrival[i]);
+    }
+    t.first_arrival = std::min(t.first_arrival, arrival[i]);
+    t.end_max = std::max(t.end_max, end[i]);
+  }
+  if (t.second_arrival == INT64_MIN) t.second_arrival = t.last_arrival;
+  t.skew = t.last_arrival - t.first_arrival;
+  t.transfer = std::max<int64_t>(0, t.end_max - t.last_arrival);
+  t.hold = t.last_arrival - t.second_arrival;
+  for (size_t i = 0; i < n; ++i) t.blame += t.last_arrival - arrival[i];
+  return t;
+}
+
+double busbw_factor(CollectiveType t, int n) {
+  if (n < 1) return 0;
+  switch (t) {
+    case CollectiveType::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveType::AllGather:
+    case CollectiveType::ReduceScatter:
+    case CollectiveType::AllToAll: return double(n - 1) / n;
+    default: return 1.0;
+  }
+}
+
+double bus_bandwidth_gbps(CollectiveType t, int members, int64_t bytes, int64_t transfer_ns) {
+  if (bytes <= 0 || transfer_ns <= 0) return 0;
+  return double(bytes) / double(transfer_ns) * busbw_factor(t, members);  // bytes/ns == GB/s
+}
+
+}  // namespace collectives

@@ -1,0 +1,92 @@
+// Straggler verdict: who holds the others back, since when, and why.
+//
+// Who. Lateness propagates: the TP partner of a slow GPU waits for it, then arrives late at its
+// data-parallel all-reduce and is "last" there too. What separates the cause from its victims is
+// its own time: own = step time - time waiting inside collectives (Scalasca's "delay"). Per
+// steady iteration, excess = own - median own of the peers of the same role (pipeline stage when
+// the layout is known, else all ranks). A rank is a straggler when
+//   * its summed excess is an outlier: > median + 6 x (1.4826 MAD) of the role's excesses, the
+//     MAD floored at 0.5% of the run time (5% jitter alone must not qualify), and
+//   * it matters: excess and blame (peer time spent waiting for it) are each >= 1% of the
+//     steady-state run time (sum of the job's median step times).
+//   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
+//   a straggler.
+// Since when. onset = first iteration from which its excess stays (two consecutive iterations)
+//   above half of its median over its slow iterations.
+// Why (over iterations from the onset on, against role peers' medians):
+//   slow_gpu    the same kernels (its top kernels by time, matched by name) take >= 1.08x longer;
+//   extra_work  else, >= 1.08x the compute kernels or compute time per iteration;
+//   host_delay  else, GPU idle per iteration exceeds peers' by >= 50% of its blame per iteration
+//               (the GPU sat idle before the late arrival);
+//   slow_link   else, the communicators it belongs to transfer >= 1.5x slower than their peers;
+//   unknown     otherwise.
+// Slow links: communicators of one family (same collective sequence, rate and size) are compared
+//   by median transfer time; those >= 1.5x the family's lower quartile are slow (when at most half
+//   of the family is), and the hosts common to all slow ones (else those in most of them) are named.
+// Change points in the job step time (median over ranks per iteration, warm-up excluded), with
+//   ranks/changepoint.hpp; culprits are the ranks whose excess own time rose there by at least
+//   half of the step-time shift.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/nccl_kernel.hpp"
+
+namespace collectives {
+
+struct RankEvidence {
+  int rank = -1;
+  std::string host;
+  int role = 0;
+  double ops = 0, late = 0, wait_ns = 0, blame_ns = 0, hold_ns = 0;
+  std::vector<double> blame_by_iteration, wait_by_iteration;  // ns, by iteration index
+  // Per iteration index (index 0 = warm-up):
+  std::vector<int64_t> iteration_number;
+  std::vector<double> step_ms, compute_ms, kernels, idle_ms;
+  // Its top compute kernels: name and per-iteration (total ns, count).
+  std::vector<std::string> top_names;
+  std::vector<std::vector<double>> name_ns, name_count;  // [name][iteration]
+};
+
+struct CommEvidence {
+  std::string name;
+  CollectiveType type = CollectiveType::Unknown;
+  uint64_t family = 0;  // same value = same collective sequence and member count
+  std::vector<int> ranks;
+  std::vector<std::string> hosts;  // distinct
+  double median_transfer_ns = 0;
+  int64_t ops = 0;
+};
+
+struct Straggler {
+  int rank = -1;
+  std::string host, cause, evidence;
+  double blame_ms = 0, hold_ms = 0, late_fraction = 0, score = 0, excess_ms = 0;
+  int64_t onset_iteration = -1;  // iteration number; -1 when unknown
+};
+
+struct SlowLink {
+  std::vector<std::string> hosts, communicators;
+  std::string collective;
+  double slowdown = 0;
+};
+
+struct JobChangePoint {
+  int64_t iteration = 0;
+  double before_ms = 0, after_ms = 0;
+  std::vector<int> culprit_ranks;
+};
+
+struct Verdict {
+  std::vector<Straggler> stragglers;  // by blame, largest first
+  std::vector<SlowLink> slow_links;
+  std::vector<JobChangePoint> change_points;
+  std::vector<double> score;          // per input rank (same order): robust z of blame in its role
+  std::vector<std::string> cause;     // per input rank: cause if a straggler, else ""
+  std::vector<double> job_step_ms;    // per iteration index: median over ranks
+};
+
+Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms);
+
+}  // namespace collectives

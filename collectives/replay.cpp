@@ -1,0 +1,140 @@
+#include "collectives/replay.hpp"
+
+#include <algorithm>
+
+namespace collectives {
+namespace {
+// End-before-arrival by more than this is a clock-condition violation (kernel end jitter).
+constexpr int64_t kViolationSlackNs = 20'000;
+
+size_t common_ops(const std::vector<MemberOps>& m) {
+  size_t n = SIZE_MAX;
+  for (const auto& x : m) n = std::min(n, x.ops.size());
+  return m.empty() ? 0 : n;
+}
+}  // namespace
+
+RankAccumulator::RankAccumulator(int world)
+    : ops(size_t(world)), late(size_t(world)), wait_ns(size_t(world)), blame_ns(size_t(world)),
+      hold_ns(size_t(world)), transfer_ns(size_t(world)), blame_by_iteration(size_t(world)),
+      wait_by_iteration(size_t(world)) {}
+
+namespace {
+void add_at(std::vector<double>& v, int32_t i, double x) {
+  if (i < 0) return;
+  if (v.size() <= size_t(i)) v.resize(size_t(i) + 1);
+  v[size_t(i)] += x;
+}
+void add_series(std::vector<double>& into, const std::vector<double>& from) {
+  if (into.size() < from.size()) into.resize(from.size());
+  for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
+}
+}  // namespace
+
+void RankAccumulator::add(const RankAccumulator& o) {
+  for (size_t r = 0; r < ops.size(); ++r) {
+    ops[r] += o.ops[r], late[r] += o.late[r], wait_ns[r] += o.wait_ns[r], blame_ns[r] += o.blame_ns[r];
+    hold_ns[r] += o.hold_ns[r], transfer_ns[r] += o.transfer_ns[r];
+    add_series(blame_by_iteration[r], o.blame_by_iteration[r]);
+    add_series(wait_by_iteration[r], o.wait_by_iteration[r]);
+  }
+}
+
+std::vector<ClockEdge> comm_clock_edges(const std::vector<MemberOps>& members) {
+  std::vector<ClockEdge> edges;
+  const size_t n = common_ops(members);
+  if (members.size() < 2 || n == 0) return edges;
+  std::vector<int64_t> ref(n);
+  for (size_t k = 0; k < n; ++k) ref[k] = members[0].ops[k].end;
+  for (size_t m = 1; m < members.size(); ++m) {
+    std::vector<int64_t> e(n);
+    for (size_t k = 0; k < n; ++k) e[k] = members[m].ops[k].end;
+    edges.push_back(fit_pair(members[m].rank, members[0].rank, e, ref));
+  }
+  return edges;
+}
+
+CommReplay replay_communicator(const std::vector<MemberOps>& members, const ClockSolution& clocks,
+                               RankAccumulator& acc) {
+  CommReplay out;
+  const size_t n = common_ops(members), nm = members.size();
+  out.edges = comm_clock_edges(members);
+  std::vector<int64_t> arr(nm), end(nm), raw_arr(nm), raw_end(nm);
+  std::vector<double> transfers;
+  for (size_t k = 0; k < n; ++k) {
+    // Members must issue the same collective at the same position.
+    for (size_t m = 1; m < nm && out.mismatch_seq < 0; ++m)
+      if (members[m].ops[k].type != members[0].ops[k].type) {
+        out.mismatch_seq = int64_t(k);
+        out.mismatch = std::string("rank ") + std::to_string(members[0].rank) + " issued " +
+                       collective_name(members[0].ops[k].type) + ", rank " + std::to_string(members[m].rank) +
+                       " issued " + collective_name(members[m].ops[k].type);
+      }
+    for (size_t m = 0; m < nm; ++m) {
+      const auto& op = members[m].ops[k];
+      raw_arr[m] = op.start, raw_end[m] = op.end;
+      arr[m] = clocks.correct(members[m].rank, op.start);
+      end[m] = clocks.correct(members[m].rank, op.end);
+    }
+    const OpTiming raw = decompose(raw_arr, raw_end), t = decompose(arr, end);
+    const int64_t min_end_raw = *std::min_element(raw_end.begin(), raw_end.end());
+    const int64_t min_end = *std::min_element(end.begin(), end.end());
+    out.clock_violations_before += min_end_raw + kViolationSlackNs < raw.last_arrival;
+    out.clock_violations_after += min_end + kViolationSlackNs < t.last_arrival;
+    const auto& last = members[size_t(t.last)];
+    OpRow row;
+    row.seq = uint32_t(k);
+    row.type = members[0].ops[k].type;
+    row.last_rank = last.rank;
+    row.iteration = last.ops[k].iteration;
+    row.first_arrival = t.first_arrival;
+    row.skew = t.skew, row.transfer = t.transfer, row.hold = t.hold, row.blame = t.blame;
+    out.ops.push_back(row);
+    out.arrival.push_back(arr);
+    transfers.push_back(double(t.transfer));
+    for (size_t m = 0; m < nm; ++m) {
+      const size_t r = size_t(members[m].rank);
+      acc.ops[r] += 1;
+      acc.wait_ns[r] += double(t.last_arrival - arr[m]);
+      acc.transfer_ns[r] += double(t.transfer);
+      add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, double(t.last_arrival - arr[m]));
+    }
+    const size_t lr = size_t(last.rank);
+    acc.late[lr] += 1;
+    acc.blame_ns[lr] += double(t.blame);
+    acc.hold_ns[lr] += double(t.hold);
+    add_at(acc.blame_by_iteration[lr], row.iteration, double(t.blame));
+  }
+  if (!transfers.empty()) {
+    std::nth_element(transfers.begin(), transfers.begin() + long(transfers.size() / 2), transfers.end());
+    out.median_transfer_ns = transfers[transfers.size() / 2];
+  }
+  // Desync: the first op that not every member reached. A member that stopped earlier only
+  // because its capture ended before the others got there is not missing.
+  size_t most = 0;
+  for (const auto& m : members) most = std::max(most, m.ops.size() + (m.pending_next ? 1 : 0));
+  if (most > n) {
+    Desync d;
+    d.seq = uint32_t(n);
+    // When the op was reached, by the clock of the members that did.
+    int64_t reached_at = INT64_MAX;
+    for (const auto& m : members) {
+      if (m.ops.size() > n) {
+        d.type = m.ops[n].type;
+        reached_at = std::min(reached_at, clocks.correct(m.rank, m.ops[n].start));
+      } else if (m.pending_next && !m.ops.empty()) {
+        d.type = d.type == CollectiveType::Unknown ? m.ops.back().type : d.type;
+        d.blocked_ranks.push_back(m.rank);
+      }
+    }
+    for (const auto& m : members) {
+      if (m.ops.size() > n || m.pending_next) continue;
+      const int64_t cap_end = clocks.correct(m.rank, m.capture_end);
+      if (reached_at == INT64_MAX || cap_end > reached_at) d.missing_ranks.push_back(m.rank);
+    }
+    if (!d.missing_ranks.empty()) out.desync.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace collectives

@@ -1,0 +1,23 @@
+// What one rank's GPU did in each iteration: the evidence for why a late rank is late.
+//  compute_ns: summed durations of non-NCCL kernels starting in the iteration
+//  kernels:    number of non-NCCL kernels starting in it
+//  idle_ns:    time in [iteration start, next start) with no GPU activity at all
+//  top kernels: the rank's `top` compute kernels by total time, with per-iteration totals, so
+//               the same kernel can be compared across ranks (slow GPU vs extra work)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ranks/metrics.hpp"
+
+namespace ranks {
+
+struct IterationWork {
+  std::vector<double> compute_ns, kernels, idle_ns;
+  std::vector<std::string> top_names;
+  std::vector<std::vector<double>> name_ns, name_count;  // [top name][iteration]
+};
+
+IterationWork iteration_work(const RankTimeline& tl, const std::vector<Iteration>& its, size_t top = 8);
+
+}  // namespace ranks

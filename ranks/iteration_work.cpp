@@ -1,0 +1,61 @@
+#include "ranks/iteration_work.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace ranks {
+
+IterationWork iteration_work(const RankTimeline& tl, const std::vector<Iteration>& its, size_t top) {
+  IterationWork w;
+  const size_t n = its.size();
+  w.compute_ns.assign(n, 0), w.kernels.assign(n, 0), w.idle_ns.assign(n, 0);
+  if (n == 0) return w;
+  const auto& k = tl.kernels;
+  auto end_of = [&](size_t i) { return i + 1 < n ? its[i + 1].start : its[i].start + its[i].step_ns; };
+  // Top compute kernels of this rank by total time.
+  std::unordered_map<uint32_t, int64_t> total;
+  for (size_t i = 0; i < k.size(); ++i)
+    if (!k.is_nccl[i]) total[k.name[i]] += k.end[i] - k.start[i];
+  std::vector<std::pair<int64_t, uint32_t>> order;
+  for (auto [name, t] : total) order.push_back({t, name});
+  std::sort(order.begin(), order.end(), [&](auto& a, auto& b) {
+    return a.first != b.first ? a.first > b.first : tl.names.str(a.second) < tl.names.str(b.second);
+  });
+  if (order.size() > top) order.resize(top);
+  std::unordered_map<uint32_t, size_t> slot;
+  for (auto& [t, name] : order) {
+    slot[name] = w.top_names.size();
+    w.top_names.push_back(tl.names.str(name));
+  }
+  w.name_ns.assign(w.top_names.size(), std::vector<double>(n, 0));
+  w.name_count = w.name_ns;
+  // Kernels by the iteration they start in, and GPU idle per iteration (kernels + copies merged).
+  size_t it = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    while (it + 1 < n && k.start[i] >= its[it + 1].start) ++it;
+    if (k.start[i] < its[0].start || k.start[i] >= end_of(n - 1) || k.is_nccl[i]) continue;
+    const double d = double(k.end[i] - k.start[i]);
+    w.compute_ns[it] += d, w.kernels[it] += 1;
+    if (auto s = slot.find(k.name[i]); s != slot.end()) w.name_ns[s->second][it] += d, w.name_count[s->second][it] += 1;
+  }
+  const auto& c = tl.copies;
+  size_t j = 0;
+  auto credit = [&](int64_t h0, int64_t h1) {  // a hole with no GPU activity
+    while (j < n && end_of(j) <= h0) ++j;
+    for (size_t q = j; q < n && its[q].start < h1; ++q)
+      w.idle_ns[q] += double(std::max<int64_t>(0, std::min(h1, end_of(q)) - std::max(h0, its[q].start)));
+  };
+  int64_t busy_until = its[0].start;
+  size_t a = 0, b = 0;
+  while (a < k.size() || b < c.size()) {
+    int64_t s, e;
+    if (b >= c.size() || (a < k.size() && k.start[a] <= c.start[b])) s = k.start[a], e = k.end[a], ++a;
+    else s = c.start[b], e = c.end[b], ++b;
+    if (s > busy_until) credit(busy_until, s);
+    busy_until = std::max(busy_until, e);
+  }
+  credit(busy_until, end_of(n - 1));
+  return w;
+}
+
+}  // namespace ranks

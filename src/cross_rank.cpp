@@ -1,0 +1,365 @@
+#include "cross_rank.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "exchange.hpp"
+
+namespace straggler {
+namespace c = collectives;
+
+CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its) {
+  CrossRankInput in;
+  in.host = tl.host;
+  in.ops = c::extract_ops(tl, its, -1);
+  in.pending = c::pending_ops(tl, in.ops, its);
+  in.capture_end = tl.utc_epoch_ns + tl.capture_end;
+  in.work = ranks::iteration_work(tl, its);
+  for (const auto& it : its) in.iteration_number.push_back(it.number), in.step_ms.push_back(double(it.step_ns) / 1e6);
+  return in;
+}
+
+void set_cross_rank(CrossRankInput& in, int rank) {
+  in.rank = rank;
+  for (auto& op : in.ops) op.rank = rank;
+}
+
+namespace {
+
+uint64_t fnv(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
+
+// --- stream summaries ---------------------------------------------------------------------
+std::vector<c::StreamSummary> summarize(const std::vector<CrossRankInput>& local) {
+  std::vector<c::StreamSummary> out;
+  for (const auto& in : local) {
+    std::map<int32_t, c::StreamSummary> by_stream;
+    for (const auto& op : in.ops) {
+      auto& s = by_stream[op.stream];
+      if (s.ops == 0) s.rank = in.rank, s.stream = op.stream, s.first_type = op.type, s.type_prefix_hash = 1469598103934665603ull;
+      if (s.ops < c::StreamSummary::kPrefix) s.type_prefix_hash = fnv(s.type_prefix_hash, uint64_t(op.type));
+      if (s.first_ends.size() < c::StreamSummary::kFingerprint) s.first_ends.push_back(op.end);
+      ++s.ops;
+    }
+    for (auto& [k, s] : by_stream) {
+      std::map<int32_t, uint32_t> per_iteration;
+      for (const auto& op : in.ops)
+        if (op.stream == s.stream && op.iteration >= 1) per_iteration[op.iteration]++;
+      std::vector<uint32_t> counts;
+      for (auto [it, n] : per_iteration) counts.push_back(n);
+      if (!counts.empty()) {
+        std::nth_element(counts.begin(), counts.begin() + long(counts.size() / 2), counts.end());
+        s.ops_per_iteration = counts[counts.size() / 2];
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::string pack(const std::vector<c::StreamSummary>& v) {
+  ByteWriter w;
+  for (const auto& s : v) {
+    w.pod(s.rank), w.pod(s.stream), w.pod(s.ops), w.pod(s.type_prefix_hash), w.pod(s.first_type);
+    w.pod(s.ops_per_iteration);
+    w.pod<uint64_t>(s.first_ends.size());
+    for (auto e : s.first_ends) w.pod(e);
+  }
+  return w.bytes();
+}
+
+void unpack(const std::string& blob, std::vector<c::StreamSummary>& out) {
+  ByteReader r(blob);
+  while (!r.done()) {
+    c::StreamSummary s;
+    s.rank = r.pod<int32_t>(), s.stream = r.pod<int32_t>(), s.ops = r.pod<uint32_t>();
+    s.type_prefix_hash = r.pod<uint64_t>(), s.first_type = r.pod<c::CollectiveType>();
+    s.ops_per_iteration = r.pod<uint32_t>();
+    s.first_ends.resize(r.pod<uint64_t>());
+    for (auto& e : s.first_ends) e = r.pod<int64_t>();
+    out.push_back(std::move(s));
+  }
+}
+
+// --- ops to their communicator's owner ---------------------------------------------------
+struct OwnedInput {
+  std::vector<c::MemberOps> members;  // in the communicator's member order
+};
+
+void put_member(ByteWriter& w, uint32_t comm, uint32_t member, const CrossRankInput& in, int32_t stream) {
+  w.pod(comm), w.pod(member), w.pod(in.capture_end);
+  uint8_t pending = 0;
+  uint64_t n = 0;
+  for (const auto& op : in.ops) n += op.stream == stream;
+  for (const auto& p : in.pending) pending |= p.stream == stream && p.seq == n;
+  w.pod(pending), w.pod(n);
+  for (const auto& op : in.ops)
+    if (op.stream == stream) w.pod(op.start), w.pod(op.end), w.pod(op.iteration), w.pod(op.type), w.pod(op.dtype);
+}
+
+void get_member(ByteReader& r, const std::vector<CommSummary>& comms, std::map<uint32_t, OwnedInput>& owned) {
+  const auto ci = r.pod<uint32_t>(), mi = r.pod<uint32_t>();
+  auto& oi = owned[ci];
+  oi.members.resize(comms[ci].ranks.size());
+  auto& m = oi.members[mi];
+  m.rank = comms[ci].ranks[mi];
+  m.capture_end = r.pod<int64_t>();
+  m.pending_next = r.pod<uint8_t>() != 0;
+  m.ops.resize(r.pod<uint64_t>());
+  uint32_t seq = 0;
+  for (auto& op : m.ops) {
+    op.start = r.pod<int64_t>(), op.end = r.pod<int64_t>(), op.iteration = r.pod<int32_t>();
+    op.type = r.pod<c::CollectiveType>(), op.dtype = r.pod<c::NcclDtype>();
+    op.rank = m.rank, op.seq = seq++;
+  }
+}
+
+// --- clock edges -------------------------------------------------------------------------
+std::string pack_edges(const std::vector<c::ClockEdge>& v) {
+  ByteWriter w;
+  for (const auto& e : v) w.pod(e);
+  return w.bytes();
+}
+
+// --- evidence ------------------------------------------------------------------------------
+void put_vec(ByteWriter& w, const std::vector<double>& v) {
+  w.pod<uint64_t>(v.size());
+  for (double x : v) w.pod(x);
+}
+std::vector<double> get_vec(ByteReader& r) {
+  std::vector<double> v(r.pod<uint64_t>());
+  for (auto& x : v) x = r.pod<double>();
+  return v;
+}
+
+void put_evidence(ByteWriter& w, const c::RankEvidence& e) {
+  w.pod(e.rank), w.str(e.host), w.pod(e.role), w.pod(e.ops), w.pod(e.late), w.pod(e.wait_ns), w.pod(e.blame_ns);
+  w.pod(e.hold_ns);
+  put_vec(w, e.blame_by_iteration), put_vec(w, e.wait_by_iteration), put_vec(w, e.step_ms), put_vec(w, e.compute_ms), put_vec(w, e.kernels);
+  put_vec(w, e.idle_ms);
+  w.pod<uint64_t>(e.iteration_number.size());
+  for (auto n : e.iteration_number) w.pod(n);
+  w.pod<uint64_t>(e.top_names.size());
+  for (size_t i = 0; i < e.top_names.size(); ++i) w.str(e.top_names[i]), put_vec(w, e.name_ns[i]), put_vec(w, e.name_count[i]);
+}
+
+c::RankEvidence get_evidence(ByteReader& r) {
+  c::RankEvidence e;
+  e.rank = r.pod<int>(), e.host = r.str(), e.role = r.pod<int>(), e.ops = r.pod<double>(), e.late = r.pod<double>();
+  e.wait_ns = r.pod<double>(), e.blame_ns = r.pod<double>(), e.hold_ns = r.pod<double>();
+  e.blame_by_iteration = get_vec(r), e.wait_by_iteration = get_vec(r), e.step_ms = get_vec(r), e.compute_ms = get_vec(r), e.kernels = get_vec(r);
+  e.idle_ms = get_vec(r);
+  e.iteration_number.resize(r.pod<uint64_t>());
+  for (auto& n : e.iteration_number) n = r.pod<int64_t>();
+  e.top_names.resize(r.pod<uint64_t>());
+  for (auto& name : e.top_names) {
+    name = r.str();
+    e.name_ns.push_back(get_vec(r));
+    e.name_count.push_back(get_vec(r));
+  }
+  return e;
+}
+
+void allreduce_sum(MPI_Comm comm, std::vector<double>& v) {
+  if (!v.empty()) MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, comm);
+}
+
+int64_t sent(const std::string& s) { return int64_t(s.size()); }
+
+}  // namespace
+
+CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
+                                const std::optional<topology::ParallelLayout>& layout) {
+  int me = 0, nproc = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &nproc);
+  CrossRankResults res;
+
+  // 1. Communicators, identically everywhere.
+  std::vector<c::StreamSummary> streams;
+  const std::string mine = pack(summarize(local));
+  res.bytes_exchanged += sent(mine) * (nproc - 1);
+  for (const auto& blob : allgather_blobs(comm, mine)) unpack(blob, streams);
+  const auto comms = c::infer_communicators(streams, layout);
+  std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, uint32_t>> where;  // (rank, stream) -> (comm, member)
+  for (size_t ci = 0; ci < comms.size(); ++ci) {
+    CommSummary s;
+    s.name = comms[ci].name, s.type = comms[ci].type, s.owner = int32_t(ci % size_t(nproc));
+    for (size_t m = 0; m < comms[ci].members.size(); ++m) {
+      s.ranks.push_back(comms[ci].members[m].rank);
+      s.member_ops.push_back(comms[ci].members[m].ops);
+      where[{comms[ci].members[m].rank, comms[ci].members[m].stream}] = {uint32_t(ci), uint32_t(m)};
+    }
+    res.comms.push_back(std::move(s));
+  }
+
+  // 2. Each member's ops go to the owner of its communicator.
+  std::vector<ByteWriter> to(static_cast<size_t>(nproc));
+  for (const auto& in : local) {
+    std::set<int32_t> seen;
+    for (const auto& op : in.ops) {
+      if (!seen.insert(op.stream).second) continue;
+      auto it = where.find({in.rank, op.stream});
+      if (it == where.end()) continue;
+      put_member(to[size_t(res.comms[it->second.first].owner)], it->second.first, it->second.second, in, op.stream);
+    }
+  }
+  std::vector<std::string> blobs;
+  for (int p = 0; p < nproc; ++p) {
+    blobs.push_back(to[size_t(p)].bytes());
+    if (p != me) res.bytes_exchanged += sent(blobs.back());
+  }
+  std::map<uint32_t, OwnedInput> owned;
+  for (const auto& blob : alltoall_blobs(comm, blobs)) {
+    ByteReader r(blob);
+    while (!r.done()) get_member(r, res.comms, owned);
+  }
+
+  // 3. Clock edges from the owners, solved identically everywhere.
+  std::vector<c::ClockEdge> edges;
+  for (auto& [ci, oi] : owned)
+    for (const auto& e : c::comm_clock_edges(oi.members)) edges.push_back(e);
+  const std::string my_edges = pack_edges(edges);
+  res.bytes_exchanged += sent(my_edges) * (nproc - 1);
+  edges.clear();
+  for (const auto& blob : allgather_blobs(comm, my_edges)) {
+    ByteReader r(blob);
+    while (!r.done()) edges.push_back(r.pod<c::ClockEdge>());
+  }
+  std::sort(edges.begin(), edges.end(), [](auto& a, auto& b) { return std::tie(a.a, a.b) < std::tie(b.a, b.b); });
+  int reference = world;
+  for (const auto& in : streams) reference = std::min(reference, int(in.rank));
+  MPI_Allreduce(MPI_IN_PLACE, &reference, 1, MPI_INT, MPI_MIN, comm);
+  res.clocks = c::solve_clocks(world, edges, reference < world ? reference : 0);
+  std::vector<double> spreads;
+  for (const auto& e : edges) spreads.push_back(e.spread_ns);
+  std::sort(spreads.begin(), spreads.end());
+  res.clock.residual_ns = spreads.empty() ? 0 : spreads[spreads.size() / 2];
+  std::set<int32_t> present;
+  for (const auto& s : streams) present.insert(s.rank);
+  for (int32_t r : present) {
+    res.clock.max_offset_ns = std::max(res.clock.max_offset_ns, std::abs(res.clocks.offset_ns[size_t(r)]));
+    res.clock.unaligned_ranks += !res.clocks.aligned[size_t(r)];
+  }
+
+  // 4. Replay owned communicators; per-rank sums over all processes.
+  res.acc = c::RankAccumulator(world);
+  std::vector<double> comm_stats(res.comms.size() * 5, 0.0);  // matched, median transfer, mismatch, viol before/after
+  std::vector<DesyncRow> my_desync;
+  for (auto& [ci, oi] : owned) {
+    auto replay = c::replay_communicator(oi.members, res.clocks, res.acc);
+    comm_stats[ci * 5 + 0] = double(replay.ops.size());
+    comm_stats[ci * 5 + 1] = replay.median_transfer_ns;
+    comm_stats[ci * 5 + 2] = double(replay.mismatch_seq + 1);
+    comm_stats[ci * 5 + 3] = double(replay.clock_violations_before);
+    comm_stats[ci * 5 + 4] = double(replay.clock_violations_after);
+    res.comms[ci].mismatch = replay.mismatch;
+    for (const auto& d : replay.desync)
+      my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false});
+    res.owned.push_back({ci, std::move(replay)});
+  }
+  allreduce_sum(comm, comm_stats);
+  for (size_t ci = 0; ci < res.comms.size(); ++ci) {
+    auto& s = res.comms[ci];
+    s.matched_ops = int64_t(comm_stats[ci * 5]), s.median_transfer_ns = comm_stats[ci * 5 + 1];
+    s.mismatch_seq = int64_t(comm_stats[ci * 5 + 2]) - 1;
+    res.clock.violations_before += int64_t(comm_stats[ci * 5 + 3]);
+    res.clock.violations_after += int64_t(comm_stats[ci * 5 + 4]);
+    res.clock.ops += s.matched_ops;
+  }
+  {  // mismatch texts and desync rows travel as strings
+    ByteWriter w;
+    for (const auto& [ci, rp] : res.owned) w.pod<uint64_t>(ci), w.str(rp.mismatch);
+    w.pod<uint64_t>(UINT64_MAX);
+    for (const auto& d : my_desync) {
+      w.str(d.communicator), w.pod(d.type), w.pod(d.seq), w.pod<uint64_t>(d.missing_ranks.size());
+      for (auto r : d.missing_ranks) w.pod(r);
+      w.pod<uint64_t>(d.blocked_ranks.size());
+      for (auto r : d.blocked_ranks) w.pod(r);
+    }
+    res.bytes_exchanged += sent(w.bytes()) * (nproc - 1);
+    for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+      ByteReader r(blob);
+      for (uint64_t ci; (ci = r.pod<uint64_t>()) != UINT64_MAX;) res.comms[ci].mismatch = r.str();
+      while (!r.done()) {
+        DesyncRow d;
+        d.communicator = r.str(), d.type = r.pod<c::CollectiveType>(), d.seq = r.pod<int64_t>();
+        d.missing_ranks.resize(r.pod<uint64_t>());
+        for (auto& x : d.missing_ranks) x = r.pod<int32_t>();
+        d.blocked_ranks.resize(r.pod<uint64_t>());
+        for (auto& x : d.blocked_ranks) x = r.pod<int32_t>();
+        res.desync.push_back(std::move(d));
+      }
+    }
+  }
+  // A missing rank that is blocked in no other collective stopped by itself: the root cause.
+  std::set<int32_t> blocked;
+  for (const auto& d : res.desync) blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
+  for (auto& d : res.desync)
+    d.root_cause = std::any_of(d.missing_ranks.begin(), d.missing_ranks.end(), [&](int32_t r) { return !blocked.count(r); });
+  std::sort(res.desync.begin(), res.desync.end(), [](auto& a, auto& b) { return a.communicator < b.communicator; });
+
+  auto& acc = res.acc;
+  for (auto* v : {&acc.ops, &acc.late, &acc.wait_ns, &acc.blame_ns, &acc.hold_ns, &acc.transfer_ns}) allreduce_sum(comm, *v);
+  int max_iter = 0;
+  for (const auto& b : acc.blame_by_iteration) max_iter = std::max(max_iter, int(b.size()));
+  for (const auto& b : acc.wait_by_iteration) max_iter = std::max(max_iter, int(b.size()));
+  for (const auto& in : local) max_iter = std::max(max_iter, int(in.step_ms.size()));
+  MPI_Allreduce(MPI_IN_PLACE, &max_iter, 1, MPI_INT, MPI_MAX, comm);
+  for (auto* series : {&acc.blame_by_iteration, &acc.wait_by_iteration}) {  // rank x iteration, summed
+    std::vector<double> flat(size_t(world) * size_t(max_iter), 0.0);
+    for (size_t r = 0; r < series->size(); ++r)
+      for (size_t i = 0; i < (*series)[r].size(); ++i) flat[r * size_t(max_iter) + i] = (*series)[r][i];
+    allreduce_sum(comm, flat);
+    for (size_t r = 0; r < size_t(world); ++r)
+      (*series)[r].assign(flat.begin() + long(r * size_t(max_iter)), flat.begin() + long((r + 1) * size_t(max_iter)));
+  }
+
+  // 5. Evidence of every rank to every process; the verdict is computed identically everywhere.
+  ByteWriter w;
+  for (const auto& in : local) {
+    c::RankEvidence e;
+    const size_t r = size_t(in.rank);
+    e.rank = in.rank, e.host = in.host, e.role = layout && in.rank < layout->world() ? layout->pp_rank(in.rank) : 0;
+    e.ops = acc.ops[r], e.late = acc.late[r], e.wait_ns = acc.wait_ns[r], e.blame_ns = acc.blame_ns[r];
+    e.hold_ns = acc.hold_ns[r], e.blame_by_iteration = acc.blame_by_iteration[r];
+    e.wait_by_iteration = acc.wait_by_iteration[r];
+    e.iteration_number = in.iteration_number, e.step_ms = in.step_ms;
+    for (double x : in.work.compute_ns) e.compute_ms.push_back(x / 1e6);
+    for (double x : in.work.idle_ns) e.idle_ms.push_back(x / 1e6);
+    e.kernels = in.work.kernels, e.top_names = in.work.top_names, e.name_ns = in.work.name_ns, e.name_count = in.work.name_count;
+    put_evidence(w, e);
+  }
+  res.bytes_exchanged += sent(w.bytes()) * (nproc - 1);
+  std::vector<c::RankEvidence> evidence;
+  for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+    ByteReader r(blob);
+    while (!r.done()) evidence.push_back(get_evidence(r));
+  }
+  std::sort(evidence.begin(), evidence.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  std::map<int32_t, std::set<std::string>> hosts_of_rank;
+  for (const auto& e : evidence) hosts_of_rank[e.rank].insert(e.host);
+  std::vector<c::CommEvidence> ce;
+  for (size_t ci = 0; ci < res.comms.size(); ++ci) {
+    c::CommEvidence x;
+    x.name = res.comms[ci].name, x.type = res.comms[ci].type, x.family = comms[ci].family;
+    x.median_transfer_ns = res.comms[ci].median_transfer_ns, x.ops = res.comms[ci].matched_ops;
+    std::set<std::string> hosts;
+    for (auto r : res.comms[ci].ranks) {
+      x.ranks.push_back(r);
+      for (const auto& h : hosts_of_rank[r]) hosts.insert(h);
+    }
+    x.hosts.assign(hosts.begin(), hosts.end());
+    ce.push_back(std::move(x));
+  }
+  res.verdict = c::decide(evidence, ce);
+  for (const auto& e : evidence) {
+    res.evidence_ranks.push_back(e.rank);
+    res.step_ms.push_back(e.step_ms);
+    res.iteration_number.push_back(e.iteration_number);
+  }
+  return res;
+}
+
+}  // namespace straggler

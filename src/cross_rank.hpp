@@ -1,0 +1,81 @@
+// The cross-rank analysis over MPI, in the manner of Scalasca's parallel replay: each process
+// contributes the collective records of the ranks it read; every communicator is replayed by one
+// owning process; only compact records cross process boundaries (stream summaries, per-op
+// records to the owner, clock edges, per-rank sums, per-rank evidence).
+#pragma once
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/clock.hpp"
+#include "collectives/collective_op.hpp"
+#include "collectives/communicators.hpp"
+#include "collectives/replay.hpp"
+#include "collectives/verdict.hpp"
+#include "ranks/iteration_work.hpp"
+#include "topology/layout.hpp"
+
+namespace straggler {
+
+// What the process that read a rank keeps of it for the cross-rank analysis.
+struct CrossRankInput {
+  int rank = -1;
+  std::string host;
+  std::vector<collectives::CollectiveOp> ops;
+  std::vector<collectives::PendingOp> pending;
+  int64_t capture_end = 0;  // wall clock
+  ranks::IterationWork work;
+  std::vector<int64_t> iteration_number;
+  std::vector<double> step_ms;
+};
+
+CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its);
+void set_cross_rank(CrossRankInput& in, int rank);
+
+// One communicator as every process knows it.
+struct CommSummary {
+  std::string name;
+  collectives::CollectiveType type = collectives::CollectiveType::Unknown;
+  std::vector<int32_t> ranks;
+  std::vector<uint32_t> member_ops;  // ops each member completed
+  int64_t matched_ops = 0;
+  double median_transfer_ns = 0;
+  int64_t mismatch_seq = -1;
+  std::string mismatch;
+  int32_t owner = 0;  // process that replayed it
+};
+
+struct DesyncRow {
+  std::string communicator;
+  collectives::CollectiveType type = collectives::CollectiveType::Unknown;
+  int64_t seq = 0;
+  std::vector<int32_t> missing_ranks, blocked_ranks;
+  bool root_cause = false;  // some missing rank is blocked nowhere else: it stopped by itself
+};
+
+struct ClockSummary {
+  double max_offset_ns = 0, residual_ns = 0;  // residual: median spread of the pairwise fits
+  int64_t violations_before = 0, violations_after = 0, ops = 0;
+  int32_t unaligned_ranks = 0;
+};
+
+struct CrossRankResults {
+  std::vector<CommSummary> comms;                 // every process
+  std::vector<std::pair<size_t, collectives::CommReplay>> owned;  // (index in comms, replay) on the owner
+  collectives::ClockSolution clocks;
+  ClockSummary clock;
+  collectives::RankAccumulator acc;               // global sums by rank
+  collectives::Verdict verdict;                   // every process, per rank in `evidence_ranks` order
+  std::vector<int32_t> evidence_ranks;            // ranks in verdict.score / verdict.cause order
+  std::vector<DesyncRow> desync;
+  std::vector<std::vector<double>> step_ms;       // [rank index in evidence_ranks][iteration index]
+  std::vector<std::vector<int64_t>> iteration_number;
+  int64_t bytes_exchanged = 0;                    // by this process, sent
+};
+
+CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
+                                const std::optional<topology::ParallelLayout>& layout);
+
+}  // namespace straggler

@@ -1,0 +1,176 @@
+#include "h5_file.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace straggler::h5 {
+
+File::File(MPI_Comm comm, const std::string& path) : comm_(comm) {
+  MPI_Comm_rank(comm, &me_);
+  hid_t fapl = check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
+  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  check(file_, "file create");
+  xfer_ = check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate");
+  H5Pset_dxpl_mpio(xfer_, H5FD_MPIO_INDEPENDENT);
+}
+
+File::~File() {
+  if (xfer_ >= 0) H5Pclose(xfer_);
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+void File::close() {
+  if (xfer_ >= 0) H5Pclose(xfer_), xfer_ = -1;
+  if (file_ >= 0) {
+    hid_t f = file_;
+    file_ = -1;
+    check(H5Fclose(f), "file close");
+  }
+}
+
+void File::group(const std::string& path) { H5Gclose(check(H5Gcreate2(file_, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "group create")); }
+
+hid_t File::create(const std::string& path, hid_t type, const std::vector<uint64_t>& dims) {
+  std::vector<hsize_t> d(dims.begin(), dims.end());
+  hid_t space = check(H5Screate_simple(int(d.size()), d.data(), nullptr), "dataspace");
+  hid_t dset = H5Dcreate2(file_, path.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Sclose(space);
+  return check(dset, ("dataset create " + path).c_str());
+}
+
+void File::describe(hid_t obj, const char* units, const char* description) {
+  auto put = [&](const char* name, const char* text) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, std::max<size_t>(1, std::strlen(text)));
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = check(H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT), "attribute create");
+    H5Awrite(a, t, text);
+    H5Aclose(a), H5Sclose(s), H5Tclose(t);
+  };
+  if (units) put("units", units);
+  if (description) put("description", description);
+}
+
+void File::write_any(const std::string& path, std::vector<uint64_t> dims, hid_t type, size_t elem,
+                     const std::vector<uint64_t>& rows, const void* data, const char* units, const char* description) {
+  hid_t dset = create(path, type, dims);
+  describe(dset, units, description);
+  if (!rows.empty()) {
+    const hsize_t width = dims.size() > 1 ? dims[1] : 1;
+    hid_t fspace = H5Dget_space(dset);
+    // Contiguous runs of rows become one hyperslab write each.
+    size_t i = 0;
+    while (i < rows.size()) {
+      size_t j = i + 1;
+      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+      hsize_t start[2] = {rows[i], 0}, count[2] = {hsize_t(j - i), width};
+      H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      hsize_t mcount = count[0] * width;
+      hid_t mspace = H5Screate_simple(1, &mcount, nullptr);
+      const char* src = static_cast<const char*>(data) + i * width * elem;
+      herr_t st = H5Dwrite(dset, type, mspace, fspace, xfer_, src);
+      H5Sclose(mspace);
+      if (st < 0) {
+        H5Sclose(fspace), H5Dclose(dset);
+        check(-1, ("write " + path).c_str());
+      }
+      i = j;
+    }
+    H5Sclose(fspace);
+  }
+  H5Dclose(dset);
+}
+
+void File::write_blocks(const std::string& path, uint64_t n, hid_t type, size_t elem,
+                        const std::vector<std::pair<uint64_t, uint64_t>>& blocks, const void* data, const char* units,
+                        const char* description) {
+  hid_t dset = create(path, type, {n});
+  describe(dset, units, description);
+  hid_t fspace = H5Dget_space(dset);
+  size_t offset = 0;
+  for (auto [start, count] : blocks) {
+    if (count == 0) continue;
+    hsize_t s = start, c = count;
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &s, nullptr, &c, nullptr);
+    hid_t mspace = H5Screate_simple(1, &c, nullptr);
+    herr_t st = H5Dwrite(dset, type, mspace, fspace, xfer_, static_cast<const char*>(data) + offset * elem);
+    H5Sclose(mspace);
+    offset += count;
+    if (st < 0) {
+      H5Sclose(fspace), H5Dclose(dset);
+      check(-1, ("write " + path).c_str());
+    }
+  }
+  H5Sclose(fspace);
+  H5Dclose(dset);
+}
+
+void File::strings(const std::string& path, uint64_t n, const std::vector<uint64_t>& rows,
+                   const std::vector<std::string>& values, const char* description) {
+  // Variable-length strings cannot be written in parallel: fixed length, the global maximum.
+  uint64_t len = 1;
+  for (const auto& v : values) len = std::max<uint64_t>(len, v.size());
+  MPI_Allreduce(MPI_IN_PLACE, &len, 1, MPI_UINT64_T, MPI_MAX, comm_);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, len);
+  H5Tset_strpad(t, H5T_STR_NULLPAD);
+  std::vector<char> buf(values.size() * len, '\0');
+  for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * len, values[i].data(), values[i].size());
+  try {
+    write_any(path, {n}, t, len, rows, buf.data(), nullptr, description);
+  } catch (...) {
+    H5Tclose(t);
+    throw;
+  }
+  H5Tclose(t);
+}
+
+void File::attr(const std::string& object, const char* name, const std::string& value) {
+  hid_t obj = check(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open object");
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, std::max<size_t>(1, value.size()));
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) H5Awrite(a, t, value.empty() ? "" : value.data()), H5Aclose(a);
+  H5Sclose(s), H5Tclose(t), H5Oclose(obj);
+  check(a, "attribute create");
+}
+
+namespace {
+template <class T>
+void scalar_attr(hid_t file, const std::string& object, const char* name, hid_t type, T value) {
+  hid_t obj = check(H5Oopen(file, object.c_str(), H5P_DEFAULT), "open object");
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) H5Awrite(a, type, &value), H5Aclose(a);
+  H5Sclose(s), H5Oclose(obj);
+  check(a, "attribute create");
+}
+}  // namespace
+
+void File::attr(const std::string& object, const char* name, double value) {
+  scalar_attr(file_, object, name, H5T_NATIVE_DOUBLE, value);
+}
+void File::attr(const std::string& object, const char* name, int64_t value) {
+  scalar_attr(file_, object, name, H5T_NATIVE_INT64, value);
+}
+
+void File::attr(const std::string& object, const char* name, const std::vector<std::string>& values) {
+  size_t len = 1;
+  for (const auto& v : values) len = std::max(len, v.size());
+  std::vector<char> buf(std::max<size_t>(1, values.size()) * len, '\0');
+  for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * len, values[i].data(), values[i].size());
+  hid_t obj = check(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open object");
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, len);
+  hsize_t n = values.size();
+  hid_t s = H5Screate_simple(1, &n, nullptr);
+  hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) H5Awrite(a, t, buf.data()), H5Aclose(a);
+  H5Sclose(s), H5Tclose(t), H5Oclose(obj);
+  check(a, "attribute create");
+}
+
+}  // namespace straggler::h5

@@ -1,0 +1,102 @@
+// Thin parallel-HDF5 helpers for the writer: every call that creates something is collective
+// (all processes call it in the same order with the same arguments); data is written only by the
+// processes that hold it (independent transfers).
+#pragma once
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace straggler::h5 {
+
+// Throws with the HDF5 call that failed.
+inline hid_t check(hid_t id, const char* what) {
+  if (id < 0) throw std::runtime_error(std::string("HDF5 ") + what + " failed");
+  return id;
+}
+
+template <class T>
+hid_t type_of() {
+  if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+  else if constexpr (std::is_same_v<T, int64_t>) return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<T, uint64_t>) return H5T_NATIVE_UINT64;
+  else if constexpr (std::is_same_v<T, int32_t>) return H5T_NATIVE_INT32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return H5T_NATIVE_UINT32;
+  else if constexpr (std::is_same_v<T, uint8_t>) return H5T_NATIVE_UINT8;
+  else static_assert(sizeof(T) == 0, "unsupported HDF5 column type");
+}
+
+class File {
+ public:
+  File(MPI_Comm comm, const std::string& path);  // collective create (truncates)
+  ~File();
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  void close();
+
+  MPI_Comm comm() const { return comm_; }
+  bool root() const { return me_ == 0; }
+  hid_t id() const { return file_; }
+
+  void group(const std::string& path);  // collective
+  // Collective: a 1-D column of n rows; `rows` (global row index) and `values` are this process's.
+  template <class T>
+  void column(const std::string& path, uint64_t n, const std::vector<uint64_t>& rows, const std::vector<T>& values,
+              const char* units = nullptr, const char* description = nullptr) {
+    write_any(path, {n}, type_of<T>(), sizeof(T), rows, values.data(), units, description);
+  }
+  // Collective: fixed-length strings (length = longest over all processes).
+  void strings(const std::string& path, uint64_t n, const std::vector<uint64_t>& rows,
+               const std::vector<std::string>& values, const char* description = nullptr);
+  // Collective: a 2-D dataset [n x width]; this process writes whole rows (row-major values).
+  template <class T>
+  void matrix(const std::string& path, uint64_t n, uint64_t width, const std::vector<uint64_t>& rows,
+              const std::vector<T>& values, const char* units = nullptr, const char* description = nullptr) {
+    write_any(path, {n, width}, type_of<T>(), sizeof(T), rows, values.data(), units, description);
+  }
+  // Collective: a 1-D dataset written in contiguous blocks (start, count) from concatenated data.
+  template <class T>
+  void blocks(const std::string& path, uint64_t n, const std::vector<std::pair<uint64_t, uint64_t>>& blocks,
+              const std::vector<T>& values, const char* units = nullptr, const char* description = nullptr) {
+    write_blocks(path, n, type_of<T>(), sizeof(T), blocks, values.data(), units, description);
+  }
+  // Collective: a column every process holds identically; process 0 writes it.
+  template <class T>
+  void replicated(const std::string& path, const std::vector<T>& values, const char* units = nullptr,
+                  const char* description = nullptr) {
+    std::vector<uint64_t> rows;
+    if (root()) rows.resize(values.size()), std::iota(rows.begin(), rows.end(), 0);
+    write_any(path, {values.size()}, type_of<T>(), sizeof(T), rows, values.data(), units, description);
+  }
+  void replicated_strings(const std::string& path, const std::vector<std::string>& values,
+                          const char* description = nullptr) {
+    std::vector<uint64_t> rows;
+    if (root()) rows.resize(values.size()), std::iota(rows.begin(), rows.end(), 0);
+    strings(path, values.size(), rows, values, description);
+  }
+  // Collective attributes on an object (every process passes the same value).
+  void attr(const std::string& object, const char* name, const std::string& value);
+  void attr(const std::string& object, const char* name, double value);
+  void attr(const std::string& object, const char* name, int64_t value);
+  void attr(const std::string& object, const char* name, const std::vector<std::string>& values);
+
+ private:
+  void write_any(const std::string& path, std::vector<uint64_t> dims, hid_t type, size_t elem,
+                 const std::vector<uint64_t>& rows, const void* data, const char* units, const char* description);
+  void write_blocks(const std::string& path, uint64_t n, hid_t type, size_t elem,
+                    const std::vector<std::pair<uint64_t, uint64_t>>& blocks, const void* data, const char* units,
+                    const char* description);
+  hid_t create(const std::string& path, hid_t type, const std::vector<uint64_t>& dims);
+  void describe(hid_t obj, const char* units, const char* description);
+
+  MPI_Comm comm_;
+  int me_ = 0;
+  hid_t file_ = -1, xfer_ = -1;
+};
+
+}  // namespace straggler::h5
