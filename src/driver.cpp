@@ -62,9 +62,9 @@ ranks::Discovery discover_everywhere(MPI_Comm comm, const Options& opt) {
   MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
   blob.resize(n);
   MPI_Bcast(blob.data(), int(n), MPI_CHAR, 0, comm);
-  if (me == 0) return d;
   ByteReader r(blob);
-  if (r.pod<uint8_t>() != 0) throw ranks::UsageError(r.str());
+  if (r.pod<uint8_t>() != 0) throw ranks::UsageError(r.str());  // on every process, process 0 too
+  if (me == 0) return d;
   d.files.resize(r.pod<uint64_t>());
   for (auto& f : d.files) {
     f.path = r.str();

@@ -92,8 +92,9 @@ void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
 }
 
 void print_report(std::ostream& os, const RunSummaryInput& in, const Options& opt) {
-  int files_ok = 0;
-  for (const auto& f : in.inputs) files_ok += f.ranks > 0;
+  std::set<std::string> files;  // files that gave at least one accepted rank
+  for (const auto& r : in.ranks) files.insert(r.file);
+  const size_t files_ok = files.size();
   os << fmt::format("straggler-scan {}: {} ranks from {} files on {} hosts; {}\n", kToolVersion, in.ranks.size(),
                     files_ok, in.hosts.size(), versions(in.inputs));
   if (in.ranks.empty()) return;

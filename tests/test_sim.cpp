@@ -171,11 +171,12 @@ TEST(Sim, MatchedCollectivesEndTogetherInTrueTime) {
   sim::generate(o);
   const std::string truth = slurp((dir / "truth.json").string());
   EXPECT_NE(clock_offset(truth, "node-01"), 0);
-  // tp-0 = ranks 0,1 (stream 13); dp-0 = ranks 0,2 (stream 21); pp-0 = ranks 0,4 across hosts (stream 17).
-  const std::vector<std::tuple<int, int, int, std::string>> pairs = {
-      {0, 1, 13, "node-00"}, {0, 2, 21, "node-00"}, {0, 4, 17, "node-01"}};
-  for (auto& [a, b, stream, host_b] : pairs) {
-    auto ka = nccl_true(dir, truth, a, stream, "node-00"), kb = nccl_true(dir, truth, b, stream, host_b);
+  // tp-0 = ranks 0,1 (stream 13); dp-0 = ranks 0,2 (stream 21); pp-0 = ranks 0,4 across hosts: the
+  // link to the next stage is stream 19 on rank 0, the link to the previous stage stream 17 on rank 4.
+  const std::vector<std::tuple<int, int, int, int, std::string>> pairs = {
+      {0, 1, 13, 13, "node-00"}, {0, 2, 21, 21, "node-00"}, {0, 4, 19, 17, "node-01"}};
+  for (auto& [a, b, stream_a, stream_b, host_b] : pairs) {
+    auto ka = nccl_true(dir, truth, a, stream_a, "node-00"), kb = nccl_true(dir, truth, b, stream_b, host_b);
     ASSERT_EQ(ka.size(), kb.size());
     ASSERT_FALSE(ka.empty());
     int64_t max_end_skew = 0, max_start_skew = 0;
