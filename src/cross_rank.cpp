@@ -170,7 +170,7 @@ int64_t sent(const std::string& s) { return int64_t(s.size()); }
 }  // namespace
 
 CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
-                                const std::optional<topology::ParallelLayout>& layout) {
+                                const std::optional<topology::ParallelLayout>& layout, bool clock_correction) {
   int me = 0, nproc = 1;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &nproc);
@@ -231,7 +231,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   int reference = world;
   for (const auto& in : streams) reference = std::min(reference, int(in.rank));
   MPI_Allreduce(MPI_IN_PLACE, &reference, 1, MPI_INT, MPI_MIN, comm);
-  res.clocks = c::solve_clocks(world, edges, reference < world ? reference : 0);
+  res.clocks = c::solve_clocks(world, clock_correction ? edges : std::vector<c::ClockEdge>{},
+                               reference < world ? reference : 0);
   std::vector<double> spreads;
   for (const auto& e : edges) spreads.push_back(e.spread_ns);
   std::sort(spreads.begin(), spreads.end());

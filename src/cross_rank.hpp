@@ -76,6 +76,6 @@ struct CrossRankResults {
 };
 
 CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
-                                const std::optional<topology::ParallelLayout>& layout);
+                                const std::optional<topology::ParallelLayout>& layout, bool clock_correction = true);
 
 }  // namespace straggler

@@ -226,7 +226,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
   if (opt.layout && world > opt.layout->world())
     throw ranks::UsageError("--layout " + opt.layout->to_string() + " covers " + std::to_string(opt.layout->world()) +
                             " ranks, but rank " + std::to_string(world - 1) + " was found");
-  const CrossRankResults cross = run_cross_rank(comm, cross_inputs, world, opt.layout);
+  const CrossRankResults cross = run_cross_rank(comm, cross_inputs, world, opt.layout, opt.clock_correction);
   apply_cross_rank(res, cross);
   res.cross = &cross;
   write_hdf5(comm, opt.output, res);

@@ -31,6 +31,8 @@ bool parse_options(int argc, char** argv, Options& out) {
       "and compares stragglers with the ranks of their pipeline stage")(
       "top-kernels", po::value(&out.top_kernels)->default_value(out.top_kernels), "kernels kept per rank in /kernels/top")(
       "strict", po::bool_switch(&out.strict), "exit 2 when any profile cannot be read")(
+      "no-clock-correction", "compare ranks on their hosts' clocks (utcEpochNs) as recorded, without the "
+      "alignment from collective end times")(
       "quiet,q", po::bool_switch(&out.quiet), "print only errors");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&out.inputs));
@@ -53,6 +55,7 @@ bool parse_options(int argc, char** argv, Options& out) {
     std::cout << "straggler-scan " << kToolVersion << "\n";
     return false;
   }
+  out.clock_correction = !vm.count("no-clock-correction");
   if (vm.count("layout")) {
     try {
       out.layout = topology::ParallelLayout::parse(vm["layout"].as<std::string>());

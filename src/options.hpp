@@ -17,6 +17,7 @@ struct Options {
   std::optional<topology::ParallelLayout> layout;  // --layout TPxPPxDP (Megatron rank order)
   size_t top_kernels = 20;
   bool strict = false;
+  bool clock_correction = true;     // --no-clock-correction: trust utcEpochNs (to see what it changes)
   bool quiet = false;
   std::string command_line;         // as given, for the output's provenance
 };

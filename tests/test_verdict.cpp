@@ -1,0 +1,208 @@
+// The verdict against planted truth: straggler-sim plants a fault (or none), straggler-scan must
+// report exactly it. Each test reads the summary JSON (the public contract) and truth.json.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <simdjson.h>
+
+namespace fs = std::filesystem;
+using simdjson::dom::element;
+
+namespace {
+
+const std::string kScan = SS_SCAN_BIN, kSim = SS_SIM_BIN;
+
+std::string sh(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                     "timeout 300 " + cmd + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int st = ::pclose(p);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+struct Analysis {
+  simdjson::dom::parser p1, p2;
+  element summary, truth;
+  std::string report;
+};
+
+// Generates a run with `sim_args`, analyses it with `scan_args`; fills summary and truth.
+void run(Analysis& r, const std::string& sim_args, const std::string& scan_args = "") {
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() / ("ss-verdict-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+  fs::remove_all(dir);
+  int st = 0;
+  auto out = sh(kSim + " " + (dir / "run").string() + " " + sim_args, &st);
+  ASSERT_EQ(st, 0) << out;
+  r.report = sh(kScan + " " + (dir / "run").string() + " -o " + (dir / "out.h5").string() + " --summary " +
+                    (dir / "out.json").string() + " " + scan_args,
+                &st);
+  ASSERT_EQ(st, 0) << r.report;
+  ASSERT_EQ(r.p1.load((dir / "out.json").string()).get(r.summary), simdjson::SUCCESS);
+  ASSERT_EQ(r.p2.load((dir / "run" / "truth.json").string()).get(r.truth), simdjson::SUCCESS);
+  fs::remove_all(dir);
+}
+
+size_t count(element e, const char* key) { return simdjson::dom::array(e[key]).size(); }
+
+void expect_healthy(const Analysis& r, const std::string& what) {
+  EXPECT_EQ(count(r.summary, "stragglers"), 0u) << what << "\n" << r.report;
+  EXPECT_EQ(count(r.summary, "slow_links"), 0u) << what << "\n" << r.report;
+  EXPECT_EQ(count(r.summary, "desync"), 0u) << what << "\n" << r.report;
+}
+
+// Exactly the planted straggler: rank, cause, onset within 1 of the planted iteration.
+void expect_straggler(const Analysis& r, int64_t rank, const std::string& cause, int64_t onset) {
+  ASSERT_EQ(count(r.summary, "stragglers"), 1u) << r.report;
+  element s = r.summary["stragglers"].at(0);
+  EXPECT_EQ(int64_t(s["rank"]), rank) << r.report;
+  EXPECT_EQ(std::string_view(s["cause"]), cause) << r.report;
+  EXPECT_NEAR(double(int64_t(s["onset_iteration"])), double(onset), 1.0) << r.report;
+  EXPECT_GT(double(s["blame_ms"]), 0.0);
+  EXPECT_EQ(count(r.summary, "slow_links"), 0u) << r.report;
+  EXPECT_EQ(count(r.summary, "desync"), 0u) << r.report;
+  // The truth file agrees with what we planted.
+  element t = r.truth["expected"]["stragglers"].at(0);
+  EXPECT_EQ(int64_t(t["rank"]), rank);
+  EXPECT_EQ(std::string_view(t["cause"]), cause);
+}
+
+struct Layout {
+  const char* layout;
+  int hosts;
+};
+const Layout kLayouts[] = {{"2x2x8", 4}, {"4x2x4", 4}, {"2x4x2", 2}, {"1x2x8", 2}, {"8x1x4", 4}};
+
+std::string sim_args(const Layout& l, int seed, int iterations = 16) {
+  return std::string("--layout ") + l.layout + " --hosts " + std::to_string(l.hosts) + " --iterations " +
+         std::to_string(iterations) + " --seed " + std::to_string(seed) + " --jitter 0.05";
+}
+
+}  // namespace
+
+TEST(Verdict, HealthyRunsWithJitterAreHealthy) {
+  for (int seed = 1; seed <= 20; ++seed) {
+    const Layout& l = kLayouts[seed % 5];
+    Analysis r;
+    run(r, sim_args(l, seed) + " --clock-offset-ms " + std::to_string(seed % 11), std::string("--layout ") + l.layout);
+    expect_healthy(r, std::string(l.layout) + " seed " + std::to_string(seed));
+    EXPECT_EQ(count(r.summary, "change_points"), 0u) << l.layout << " seed " << seed << "\n" << r.report;
+  }
+}
+
+TEST(Verdict, HealthyWithoutLayout) {
+  Analysis r;
+  run(r, sim_args(kLayouts[0], 21));
+  expect_healthy(r, "no --layout");
+}
+
+TEST(Verdict, SlowGpu) {
+  Analysis r;
+  run(r, sim_args(kLayouts[0], 3, 20) + " --fault slow_gpu:13:8:1.3", "--layout 2x2x8");
+  expect_straggler(r, 13, "slow_gpu", 8);
+  ASSERT_EQ(count(r.summary, "change_points"), 1u) << r.report;
+  element cp = r.summary["change_points"].at(0);
+  EXPECT_NEAR(double(int64_t(cp["iteration"])), 8.0, 1.0);
+  EXPECT_EQ(count(cp, "culprit_ranks"), 1u) << r.report;
+  EXPECT_EQ(int64_t(cp["culprit_ranks"].at(0)), 13);
+}
+
+TEST(Verdict, SlowGpuOtherLayoutNoLayoutGiven) {
+  Analysis r;
+  run(r, sim_args(kLayouts[1], 4, 18) + " --fault slow_gpu:22:5:1.25");
+  expect_straggler(r, 22, "slow_gpu", 5);
+}
+
+TEST(Verdict, HostDelay) {
+  Analysis r;
+  run(r, sim_args(kLayouts[0], 5, 20) + " --fault host_delay:5:6:6", "--layout 2x2x8");
+  expect_straggler(r, 5, "host_delay", 6);
+}
+
+TEST(Verdict, ExtraWork) {
+  Analysis r;
+  run(r, sim_args(kLayouts[2], 6, 18) + " --fault extra_work:9:10:1.4", "--layout 2x4x2");
+  expect_straggler(r, 9, "extra_work", 10);
+}
+
+TEST(Verdict, SlowLinkBetweenTwoHosts) {
+  Analysis r;
+  run(r, sim_args(kLayouts[0], 7) + " --fault slow_link:0:1:3", "--layout 2x2x8");
+  ASSERT_EQ(count(r.summary, "slow_links"), 1u) << r.report;
+  element l = r.summary["slow_links"].at(0);
+  std::set<std::string> hosts;
+  for (element h : simdjson::dom::array(l["hosts"])) hosts.insert(std::string(std::string_view(h)));
+  EXPECT_EQ(hosts, (std::set<std::string>{"node-00", "node-01"})) << r.report;
+  EXPECT_NEAR(double(l["slowdown"]), 3.0, 0.5);
+  for (element s : simdjson::dom::array(r.summary["stragglers"]))
+    EXPECT_NE(std::string_view(s["cause"]), "slow_gpu") << r.report;
+}
+
+TEST(Verdict, ClockOffsetsAreCorrectedAndChangeNothing) {
+  Analysis plain, shifted, uncorrected;
+  const std::string fault = " --fault slow_gpu:20:6:1.3";
+  run(plain, sim_args(kLayouts[0], 8, 18) + fault, "--layout 2x2x8");
+  run(shifted, sim_args(kLayouts[0], 8, 18) + fault + " --clock-offset-ms 10", "--layout 2x2x8");
+  run(uncorrected, sim_args(kLayouts[0], 8, 18) + fault + " --clock-offset-ms 10", "--layout 2x2x8 --no-clock-correction");
+  expect_straggler(plain, 20, "slow_gpu", 6);
+  expect_straggler(shifted, 20, "slow_gpu", 6);
+  // Offsets recovered to within 50 us of the planted host errors (relative to rank 0's host).
+  const double planted = std::abs(double(int64_t(shifted.truth["hosts"].at(2)["clock_offset_ns"])));
+  element clock = shifted.summary["clock"];
+  EXPECT_GT(planted, 1e6);
+  EXPECT_EQ(int64_t(clock["violations_after"]), 0) << shifted.report;
+  EXPECT_GT(int64_t(clock["violations_before"]), 0);
+  double max_planted = 0;
+  for (element h : simdjson::dom::array(shifted.truth["hosts"]))
+    max_planted = std::max(max_planted, std::abs(double(int64_t(h["clock_offset_ns"]))));
+  EXPECT_NEAR(double(clock["max_offset_ms"]) * 1e6, max_planted, 50'000) << shifted.report;
+  // Without the correction the host clocks (off by milliseconds) decide who looks late.
+  element u = uncorrected.summary;
+  bool same = count(u, "stragglers") == 1 && int64_t(u["stragglers"].at(0)["rank"]) == 20 &&
+              std::string_view(u["stragglers"].at(0)["cause"]) == "slow_gpu";
+  EXPECT_FALSE(same && count(u, "slow_links") == 0) << "the uncorrected analysis should be misled:\n" << uncorrected.report;
+  EXPECT_GT(int64_t(u["clock"]["violations_after"]), 0);
+}
+
+TEST(Verdict, HangIsADesyncWithTheFirstMissingOp) {
+  Analysis r;
+  run(r, sim_args(kLayouts[0], 9, 16) + " --fault hang:9:11", "--layout 2x2x8");
+  EXPECT_EQ(count(r.summary, "stragglers"), 0u) << r.report;
+  // Every communicator of the hung rank, with its exact first missing op and the rank.
+  std::set<std::tuple<std::string, int64_t, int64_t>> got, want;
+  for (element d : simdjson::dom::array(r.summary["desync"])) {
+    std::string name{std::string_view(d["communicator"])};
+    if (name.find(':') != std::string::npos) name = name.substr(0, name.find(':'));  // pp link of a 2-stage pipe
+    ASSERT_EQ(count(d, "missing_ranks"), 1u);
+    got.insert({name, int64_t(d["seq"]), int64_t(d["missing_ranks"].at(0))});
+  }
+  for (element d : simdjson::dom::array(r.truth["expected"]["desync"]))
+    want.insert({std::string(std::string_view(d["communicator"])), int64_t(d["seq"]), int64_t(d["missing_ranks"].at(0))});
+  EXPECT_EQ(got, want) << r.report;
+}
+
+TEST(Verdict, SameVerdictUnderMpirun) {
+  Analysis one, two;
+  run(one, sim_args(kLayouts[0], 10, 16) + " --fault host_delay:17:4:6", "--layout 2x2x8");
+  expect_straggler(one, 17, "host_delay", 4);
+  // The same run analysed by 3 processes (communicators owned by different processes).
+  int st = 0;
+  const fs::path dir = fs::temp_directory_path() / ("ss-verdict-mpi-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  sh(kSim + " " + (dir / "run").string() + " " + sim_args(kLayouts[0], 10, 16) + " --fault host_delay:17:4:6", &st);
+  auto out = sh("mpirun -n 3 --oversubscribe " + kScan + " " + (dir / "run").string() + " -q -o " +
+                    (dir / "o.h5").string() + " --summary " + (dir / "o.json").string() + " --layout 2x2x8",
+                &st);
+  ASSERT_EQ(st, 0) << out;
+  ASSERT_EQ(two.p1.load((dir / "o.json").string()).get(two.summary), simdjson::SUCCESS);
+  EXPECT_EQ(simdjson::to_string(two.summary["stragglers"]), simdjson::to_string(one.summary["stragglers"]));
+  EXPECT_EQ(simdjson::to_string(two.summary["clock"]), simdjson::to_string(one.summary["clock"]));
+  fs::remove_all(dir);
+}
