@@ -121,6 +121,7 @@ class Reader {
   std::string schema_, product_, host_;
   int64_t utc_epoch_ = 0;
   int64_t window_start_ = 0, window_stop_ = -1;
+  bool windowed_ = false;
   size_t last_proc_ = 0;
   // NCCL-domain ranges per (pid, tid), for linking NCCL launches to their API call.
   struct NcclRange {
@@ -157,6 +158,10 @@ class Reader {
         if (name == "EXPORT_SCHEMA_VERSION") schema_ = sanitize(s.text(1), 32);
         else if (name == "EXPORT_PRODUCT_VERSION") product_ = sanitize(s.text(1), 32);
         else if (name == "EXPORT_PARAM_TIME_NORMALIZE") normalized = s.text(1) == "true";
+        // An export cut to a time range keeps the session's ANALYSIS_DETAILS: the events end at
+        // the cut, not when the session ended.
+        else if (name == "EXPORT_PARAM_TIMES_TO_EXPORT" && !s.text(1).empty()) windowed_ = true;
+        else if (name == "DERIVED_WINDOW_NS") windowed_ = true;
       }
     }
     // With --ts-normalize the timestamps already are UTC ns: do not add utcEpochNs again.
@@ -456,7 +461,8 @@ class Reader {
                               std::to_string(tl.device));
       sort_timeline(tl);
       // A rank that stopped working (hang) was still being recorded until the session ended.
-      if (window_stop_ > window_start_ && window_start_ <= tl.capture_start && tl.capture_end <= window_stop_)
+      if (!windowed_ && window_stop_ > window_start_ && window_start_ <= tl.capture_start &&
+          tl.capture_end <= window_stop_)
         tl.capture_end = window_stop_;
       out.push_back(std::move(tl));
     }

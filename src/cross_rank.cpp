@@ -220,6 +220,16 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   std::vector<c::ClockEdge> edges;
   for (auto& [ci, oi] : owned)
     for (const auto& e : c::comm_clock_edges(oi.members)) edges.push_back(e);
+  // Ranks captured in one file share its clock: tie them with an edge that outweighs any estimate.
+  std::map<int64_t, int32_t> first_of_domain;
+  for (const auto& in : local) {
+    auto [it, fresh] = first_of_domain.try_emplace(in.clock_domain, in.rank);
+    if (!fresh) {
+      c::ClockEdge tie;
+      tie.a = in.rank, tie.b = it->second, tie.ops = int64_t(1) << 40, tie.spread_ns = 0;
+      edges.push_back(tie);
+    }
+  }
   const std::string my_edges = pack_edges(edges);
   res.bytes_exchanged += sent(my_edges) * (nproc - 1);
   edges.clear();
@@ -234,7 +244,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   res.clocks = c::solve_clocks(world, clock_correction ? edges : std::vector<c::ClockEdge>{},
                                reference < world ? reference : 0);
   std::vector<double> spreads;
-  for (const auto& e : edges) spreads.push_back(e.spread_ns);
+  for (const auto& e : edges)
+    if (e.ops < (int64_t(1) << 40)) spreads.push_back(e.spread_ns);  // measured edges, not same-file ties
   std::sort(spreads.begin(), spreads.end());
   res.clock.residual_ns = spreads.empty() ? 0 : spreads[spreads.size() / 2];
   std::set<int32_t> present;

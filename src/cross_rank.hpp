@@ -26,6 +26,7 @@ struct CrossRankInput {
   std::vector<collectives::CollectiveOp> ops;
   std::vector<collectives::PendingOp> pending;
   int64_t capture_end = 0;  // wall clock
+  int64_t clock_domain = -1;  // ranks read from one file share one clock exactly (file index)
   ranks::IterationWork work;
   std::vector<int64_t> iteration_number;
   std::vector<double> step_ms;

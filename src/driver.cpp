@@ -137,6 +137,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
         const auto metrics = ranks::compute_metrics(tl, mopt);
         lr.out = make_rank_outputs(tl, metrics);
         lr.cross = make_cross_input(tl, metrics.iterations);
+        lr.cross.clock_domain = int64_t(f);
         local.push_back(std::move(lr));
         tl = ranks::RankTimeline();
       }

@@ -206,3 +206,32 @@ TEST(Verdict, SameVerdictUnderMpirun) {
   EXPECT_EQ(simdjson::to_string(two.summary["clock"]), simdjson::to_string(one.summary["clock"]));
   fs::remove_all(dir);
 }
+
+// The real 2-rank torchrun capture (one host, one file): every SendRecv kernel is matched with its
+// peer, the shared clock needs no correction, and waits/lateness equal what the sqlite3 CLI gives:
+//   pair the NCCL kernels of pids 144/145 by start order (33 each); last = later start;
+//   rank 0 last 11 times, rank 1 22 times; waits 10.898336 ms and 2.477480 ms.
+TEST(Verdict, RealTwoRankSendRecvProfile) {
+  const std::string file = std::string(SS_SHARED_DIR) + "/data/real/nsysai_mfu_2gpu_before.sqlite";
+  if (!fs::exists(file)) GTEST_SKIP() << file << " absent (../shared/data/real)";
+  const fs::path dir = fs::temp_directory_path() / ("ss-verdict-real-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  int st = 0;
+  auto out = sh(kScan + " " + file + " -o " + (dir / "o.h5").string() + " --summary " + (dir / "o.json").string(), &st);
+  ASSERT_EQ(st, 0) << out;
+  simdjson::dom::parser p;
+  element s;
+  ASSERT_EQ(p.load((dir / "o.json").string()).get(s), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(s["ranks"]), 2);
+  EXPECT_EQ(count(s, "desync"), 0u) << out;  // the capture was cut mid-collective: not a hang
+  EXPECT_LT(double(s["clock"]["max_offset_ms"]), 1e-6);
+  auto dump = sh("h5dump -d /collectives/communicators/matched_ops -d /collectives/communicators/size -d "
+                 "/ranks/late_count -d /ranks/wait_ms -d /ranks/collective_ops " + (dir / "o.h5").string(), &st);
+  ASSERT_EQ(st, 0) << dump;
+  EXPECT_NE(dump.find("(0): 33\n"), std::string::npos) << dump;        // matched ops
+  EXPECT_NE(dump.find("(0): 2\n"), std::string::npos) << dump;         // members
+  EXPECT_NE(dump.find("(0): 11, 22\n"), std::string::npos) << dump;    // times last
+  EXPECT_NE(dump.find("(0): 10.8983, 2.47748\n"), std::string::npos) << dump;  // wait ms
+  EXPECT_NE(dump.find("(0): 33, 33\n"), std::string::npos) << dump;    // every kernel in a matched op
+  fs::remove_all(dir);
+}
