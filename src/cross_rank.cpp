@@ -366,6 +366,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     ce.push_back(std::move(x));
   }
   res.verdict = c::decide(evidence, ce);
+  MPI_Allreduce(&res.bytes_exchanged, &res.bytes_exchanged_total, 1, MPI_INT64_T, MPI_SUM, comm);
   for (const auto& e : evidence) {
     res.evidence_ranks.push_back(e.rank);
     res.step_ms.push_back(e.step_ms);

@@ -73,7 +73,8 @@ struct CrossRankResults {
   std::vector<DesyncRow> desync;
   std::vector<std::vector<double>> step_ms;       // [rank index in evidence_ranks][iteration index]
   std::vector<std::vector<int64_t>> iteration_number;
-  int64_t bytes_exchanged = 0;                    // by this process, sent
+  int64_t bytes_exchanged = 0;                    // sent by this process
+  int64_t bytes_exchanged_total = 0;              // sent by all processes together
 };
 
 CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,

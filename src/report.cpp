@@ -53,7 +53,8 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
   } else {
     os << "verdict:";
   }
-  os << fmt::format(" ({} communicators, {} matched collectives)\n", x.comms.size(), x.clock.ops);
+  os << fmt::format(" ({} communicators, {} matched collectives; {:.1f} MB exchanged between processes)\n",
+                    x.comms.size(), x.clock.ops, double(x.bytes_exchanged_total) / 1e6);
   for (const auto& s : v.stragglers)
     os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, s.host, s.cause,
                       s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", s.evidence);

@@ -98,6 +98,11 @@ std::string summary_json(const RunSummaryInput& in) {
   // Additions beyond the contract.
   j.key("hosts").value(int64_t(in.hosts.size()));
   j.key("files").value(int64_t(in.inputs.size()));
+  if (x) {
+    j.key("communicators").value(int64_t(x->comms.size()));
+    j.key("matched_collectives").value(x->clock.ops);
+    j.key("exchange_bytes").value(x->bytes_exchanged_total);
+  }
   j.end_object();
   return j.str() + "\n";
 }
