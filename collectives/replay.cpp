@@ -38,6 +38,7 @@ void RankAccumulator::add(const RankAccumulator& o) {
     add_series(blame_by_iteration[r], o.blame_by_iteration[r]);
     add_series(wait_by_iteration[r], o.wait_by_iteration[r]);
   }
+  wait_hist.merge(o.wait_hist), skew_hist.merge(o.skew_hist), transfer_hist.merge(o.transfer_hist);
 }
 
 std::vector<ClockEdge> comm_clock_edges(const std::vector<MemberOps>& members) {
@@ -98,7 +99,10 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
       acc.wait_ns[r] += double(t.last_arrival - arr[m]);
       acc.transfer_ns[r] += double(t.transfer);
       add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, double(t.last_arrival - arr[m]));
+      acc.wait_hist.add(t.last_arrival - arr[m]);
     }
+    acc.skew_hist.add(t.skew);
+    acc.transfer_hist.add(t.transfer);
     const size_t lr = size_t(last.rank);
     acc.late[lr] += 1;
     acc.blame_ns[lr] += double(t.blame);

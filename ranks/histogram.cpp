@@ -40,6 +40,23 @@ uint64_t LogHistogram::total() const {
   return t;
 }
 
+double LogHistogram::quantile(double q) const {
+  const uint64_t n = total();
+  if (n == 0) return 0;
+  const auto& e = edges();
+  const double target = std::clamp(q, 0.0, 1.0) * double(n - 1);
+  uint64_t seen = 0;
+  for (int b = 0; b < kBins; ++b) {
+    seen += counts[size_t(b)];
+    if (double(seen) > target) {
+      if (b == 0) return double(e[1]) / 2;
+      if (b == kBins - 1) return double(e[size_t(b)]);
+      return std::sqrt(double(e[size_t(b)]) * double(e[size_t(b) + 1]));
+    }
+  }
+  return double(e[kBins - 1]);
+}
+
 Distribution Distribution::of(std::vector<double> v) {
   namespace acc = boost::accumulators;
   Distribution d;

@@ -314,6 +314,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
 
   auto& acc = res.acc;
   for (auto* v : {&acc.ops, &acc.late, &acc.wait_ns, &acc.blame_ns, &acc.hold_ns, &acc.transfer_ns}) allreduce_sum(comm, *v);
+  for (auto* h : {&acc.wait_hist, &acc.skew_hist, &acc.transfer_hist})  // exact merge: sum of counts
+    MPI_Allreduce(MPI_IN_PLACE, h->counts.data(), int(h->counts.size()), MPI_UINT64_T, MPI_SUM, comm);
   int max_iter = 0;
   for (const auto& b : acc.blame_by_iteration) max_iter = std::max(max_iter, int(b.size()));
   for (const auto& b : acc.wait_by_iteration) max_iter = std::max(max_iter, int(b.size()));

@@ -238,6 +238,13 @@ void write_cross(File& f, const CrossRankResults& x) {
   f.blocks("/collectives/arrival_ns", uint64_t(arrivals), arr_blocks, arrival, "ns",
            "clock-corrected kernel start of each member, op-major per communicator");
 
+  f.replicated("/histograms/collective_wait_ns_all", std::vector<uint64_t>(x.acc.wait_hist.counts.begin(), x.acc.wait_hist.counts.end()),
+               "count", "every member's wait in every matched collective");
+  f.replicated("/histograms/collective_skew_ns_all", std::vector<uint64_t>(x.acc.skew_hist.counts.begin(), x.acc.skew_hist.counts.end()),
+               "count", "arrival skew of every matched collective");
+  f.replicated("/histograms/collective_transfer_ns_all",
+               std::vector<uint64_t>(x.acc.transfer_hist.counts.begin(), x.acc.transfer_hist.counts.end()), "count",
+               "transfer time (latest end - last arrival) of every matched collective");
   f.group("/clock");
   std::vector<int32_t> rank;
   std::vector<double> off, drift;

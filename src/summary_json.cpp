@@ -102,6 +102,17 @@ std::string summary_json(const RunSummaryInput& in) {
     j.key("communicators").value(int64_t(x->comms.size()));
     j.key("matched_collectives").value(x->clock.ops);
     j.key("exchange_bytes").value(x->bytes_exchanged_total);
+    // Quantiles from the exactly merged log histograms (bin resolution, ~12%).
+    const struct {
+      const char* key;
+      const ranks::LogHistogram* h;
+    } hists[] = {{"collective_wait_ms", &x->acc.wait_hist}, {"collective_skew_ms", &x->acc.skew_hist},
+                 {"collective_transfer_ms", &x->acc.transfer_hist}};
+    for (const auto& h : hists) {
+      j.key(h.key).begin_object();
+      for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) j.key(name).value(h.h->quantile(q) / 1e6);
+      j.end_object();
+    }
   }
   j.end_object();
   return j.str() + "\n";

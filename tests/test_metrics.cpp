@@ -131,6 +131,14 @@ TEST(Histogram, FixedEdgesMergeExactly) {
   EXPECT_EQ(a.total(), 8u);
 }
 
+TEST(Histogram, ApproximateQuantilesWithinABin) {
+  LogHistogram h;
+  for (int i = 1; i <= 1000; ++i) h.add(int64_t(i) * 1000);  // 1 us .. 1 ms
+  EXPECT_NEAR(h.quantile(0.5), 500'000, 0.13 * 500'000);
+  EXPECT_NEAR(h.quantile(0.9), 900'000, 0.13 * 900'000);
+  EXPECT_EQ(LogHistogram().quantile(0.5), 0);
+}
+
 TEST(Histogram, DistributionQuantiles) {
   auto d = Distribution::of({4, 1, 3, 2, 5});
   EXPECT_EQ(d.count, 5u);

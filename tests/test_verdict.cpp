@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 #include <simdjson.h>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using simdjson::dom::element;
@@ -27,6 +28,21 @@ std::string sh(const std::string& cmd, int* status) {
   return out;
 }
 
+// Values of a 1-D dataset via h5dump (-y: no indices).
+std::vector<double> dataset(const std::string& file, const std::string& path) {
+  int st = 0;
+  std::string out = sh("h5dump -y -w 0 -d " + path + " " + file, &st);
+  std::vector<double> v;
+  auto at = out.find("DATA {");
+  if (st != 0 || at == std::string::npos) return v;
+  std::string body = out.substr(at + 6, out.find('}', at) - at - 6);
+  for (char& ch : body)
+    if (ch == ',') ch = ' ';
+  std::istringstream in(body);
+  for (double x; in >> x;) v.push_back(x);
+  return v;
+}
+
 struct Analysis {
   simdjson::dom::parser p1, p2;
   element summary, truth;
@@ -34,7 +50,8 @@ struct Analysis {
 };
 
 // Generates a run with `sim_args`, analyses it with `scan_args`; fills summary and truth.
-void run(Analysis& r, const std::string& sim_args, const std::string& scan_args = "") {
+void run(Analysis& r, const std::string& sim_args, const std::string& scan_args = "",
+         std::vector<double>* clock_rank = nullptr, std::vector<double>* clock_offset_ms = nullptr) {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("ss-verdict-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
   fs::remove_all(dir);
@@ -47,6 +64,8 @@ void run(Analysis& r, const std::string& sim_args, const std::string& scan_args 
   ASSERT_EQ(st, 0) << r.report;
   ASSERT_EQ(r.p1.load((dir / "out.json").string()).get(r.summary), simdjson::SUCCESS);
   ASSERT_EQ(r.p2.load((dir / "run" / "truth.json").string()).get(r.truth), simdjson::SUCCESS);
+  if (clock_rank) *clock_rank = dataset((dir / "out.h5").string(), "/clock/rank");
+  if (clock_offset_ms) *clock_offset_ms = dataset((dir / "out.h5").string(), "/clock/offset_ms");
   fs::remove_all(dir);
 }
 
@@ -149,7 +168,17 @@ TEST(Verdict, ClockOffsetsAreCorrectedAndChangeNothing) {
   Analysis plain, shifted, uncorrected;
   const std::string fault = " --fault slow_gpu:20:6:1.3";
   run(plain, sim_args(kLayouts[0], 8, 18) + fault, "--layout 2x2x8");
-  run(shifted, sim_args(kLayouts[0], 8, 18) + fault + " --clock-offset-ms 10", "--layout 2x2x8");
+  std::vector<double> rank, offset;
+  run(shifted, sim_args(kLayouts[0], 8, 18) + fault + " --clock-offset-ms 10", "--layout 2x2x8", &rank, &offset);
+  // Every rank's offset within 50 us of its host's planted NTP error (host 0 = rank 0's = 0).
+  ASSERT_EQ(rank.size(), 32u);
+  ASSERT_EQ(offset.size(), 32u);
+  for (element h : simdjson::dom::array(shifted.truth["hosts"]))
+    for (element r : simdjson::dom::array(h["ranks"])) {
+      const auto i = size_t(int64_t(r));
+      EXPECT_EQ(rank[i], double(i));
+      EXPECT_NEAR(offset[i] * 1e6, double(int64_t(h["clock_offset_ns"])), 50'000) << "rank " << i;
+    }
   run(uncorrected, sim_args(kLayouts[0], 8, 18) + fault + " --clock-offset-ms 10", "--layout 2x2x8 --no-clock-correction");
   expect_straggler(plain, 20, "slow_gpu", 6);
   expect_straggler(shifted, 20, "slow_gpu", 6);

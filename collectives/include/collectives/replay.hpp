@@ -9,6 +9,7 @@
 #include "collectives/collective_op.hpp"
 #include "collectives/communicators.hpp"
 #include "collectives/decompose.hpp"
+#include "ranks/histogram.hpp"
 
 namespace collectives {
 
@@ -25,6 +26,8 @@ struct RankAccumulator {
   std::vector<double> ops, late, wait_ns, blame_ns, hold_ns, transfer_ns;
   // [rank][iteration index]: blame of ops where it was last; its own waits
   std::vector<std::vector<double>> blame_by_iteration, wait_by_iteration;
+  // Over all matched ops (every member's wait; each op's skew and transfer), in ns.
+  ranks::LogHistogram wait_hist, skew_hist, transfer_hist;
   explicit RankAccumulator(int world = 0);
   void add(const RankAccumulator& o);
 };

@@ -19,6 +19,9 @@ class LogHistogram {
   // Lower edge of each bin in ns (integer, identical on every machine); edges()[0] == 0.
   static const std::array<int64_t, kBins>& edges();
   uint64_t total() const;
+  // Approximate quantile (q in [0,1]): the geometric middle of the bin holding it, so within
+  // ~12% (one tenth of a decade); exact merges make it the same on any number of processes.
+  double quantile(double q) const;
 
   std::array<uint64_t, kBins> counts{};
 };
