@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include "ranks/histogram.hpp"
 
 namespace collectives {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + long(m), v.end());
-  double hi = v[m];
-  if (v.size() % 2) return hi;
-  return (hi + *std::max_element(v.begin(), v.begin() + long(m))) / 2;
-}
+using ranks::median;
 
 }  // namespace
 

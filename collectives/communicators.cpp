@@ -4,14 +4,12 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include "ranks/histogram.hpp"
 
 namespace collectives {
 namespace {
 
-int64_t median(std::vector<int64_t> v) {
-  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
+using ranks::median;
 
 struct UnionFind {
   std::vector<size_t> parent;

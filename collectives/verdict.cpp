@@ -11,16 +11,12 @@
 #include <cstdlib>
 
 #include "ranks/changepoint.hpp"
+#include "ranks/histogram.hpp"
 
 namespace collectives {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using ranks::median;
 
 double mad(const std::vector<double>& v, double med) {
   std::vector<double> d;

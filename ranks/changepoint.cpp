@@ -2,16 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include "ranks/histogram.hpp"
 
 namespace ranks {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using ranks::median;
 
 double segment_median(const std::vector<double>& x, size_t lo, size_t hi) {
   return median(std::vector<double>(x.begin() + long(lo), x.begin() + long(hi)));

@@ -1,6 +1,7 @@
 // Distributions of durations: exact per-rank summaries and fixed log-spaced histograms whose
 // bins are the same everywhere, so histograms from different processes merge exactly (sum).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -33,5 +34,15 @@ struct Distribution {
   double sum = 0, min = 0, max = 0, mean = 0, stddev = 0, p50 = 0, p90 = 0, p99 = 0;
   static Distribution of(std::vector<double> values);
 };
+
+// Median of a sample (mean of the two middle values for an even count; 0 when empty).
+template <class T>
+T median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  const size_t m = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + long(m), v.end());
+  if (v.size() % 2) return v[m];
+  return T((*std::max_element(v.begin(), v.begin() + long(m)) + v[m]) / 2);
+}
 
 }  // namespace ranks
