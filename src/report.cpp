@@ -129,13 +129,17 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   highlight(os, in, "most sync", &RankRow::sync_ms, "its time");
 
   if (in.ranks.size() <= 64) {
-    os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>9}\n", "rank", "host", "gpu",
-                      "kernels", "step ms", "busy%", "nccl%", "expo%", "idle%", "gaps", "sync ms");
+    os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
+                      "host", "gpu", "kernels", "step ms", "busy%", "nccl%", "expo%", "idle%", "gaps", "wait ms",
+                      "blame ms", "late%", "cause");
     for (const auto& r : in.ranks)
-      os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>6} {:>9.2f}\n", r.rank,
-                        r.host.substr(0, 12), r.device, r.kernel_count, r.step_ms_median, pct(r.busy_ms, r.scope_ms),
-                        pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms), pct(r.idle_ms, r.scope_ms),
-                        r.long_gap_count, r.sync_ms);
+      os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
+                        r.rank, r.host.substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
+                        pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
+                        pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.blame_ms, 100 * r.late_fraction,
+                        r.cause);
+    os << "(gaps: idle gaps over 1 ms; wait: time in collectives waiting for the last member; blame: peers' time "
+          "waiting for it; late: share of its collectives where it arrived last)\n";
   }
   if (!in.failures.empty()) {
     os << fmt::format("\nskipped {} profile(s):\n", in.failures.size());
