@@ -264,3 +264,12 @@ TEST(Verdict, RealTwoRankSendRecvProfile) {
   EXPECT_NE(dump.find("(0): 33, 33\n"), std::string::npos) << dump;    // every kernel in a matched op
   fs::remove_all(dir);
 }
+
+// A slow pipeline stage is the pipeline's bottleneck, not a straggler: its ranks are compared with
+// their stage peers, which are just as slow.
+TEST(Verdict, StageImbalanceIsNotAStraggler) {
+  Analysis r;
+  run(r, sim_args(kLayouts[0], 12, 14) + " --fault stage_imbalance:1:1.3", "--layout 2x2x8");
+  expect_healthy(r, "stage imbalance");
+  EXPECT_EQ(int64_t(r.truth["expected"]["pipeline"]["bottleneck_stage"]), 1);
+}

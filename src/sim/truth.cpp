@@ -75,9 +75,8 @@ std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files
   for (const Fault& f : o.faults) {
     if (f.kind == FaultKind::SlowGpu || f.kind == FaultKind::HostDelay || f.kind == FaultKind::ExtraWork)
       straggler(f.rank, fault_kind_name(f.kind), f.from_iter);
-    if (f.kind == FaultKind::StageImbalance)
-      for (int r = 0; r < sim.world; ++r)
-        if (o.layout.pp_rank(r) == f.stage) straggler(r, "stage_imbalance", 0);
+    // A slow pipeline stage is not a straggler (its ranks do what their stage peers do): it is the
+    // pipeline's bottleneck stage, in "pipeline" below.
   }
   out("],\n  \"slow_links\": [");
   first = true;
@@ -90,7 +89,12 @@ std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files
   for (size_t i = 0; i < sim.desync.size(); ++i)
     out(R"({}{{"communicator": "{}", "seq": {}, "missing_ranks": {}}})", i ? ", " : "", sim.desync[i].comm,
         sim.desync[i].seq, ints(sim.desync[i].missing));
-  out("]}}}}\n");
+  out("]");
+  for (const Fault& f : o.faults)
+    if (f.kind == FaultKind::StageImbalance)
+      out(R"(,
+  "pipeline": {{"bottleneck_stage": {}, "causes": ["stage_imbalance"]}})", f.stage);
+  out("}}}}\n");
   return j;
 }
 
