@@ -84,6 +84,18 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
                     x.clock.violations_after);
   for (const auto& c : x.comms)
     if (c.mismatch_seq >= 0) os << fmt::format("  MISMATCH {} op {}: {}\n", c.name, c.mismatch_seq, c.mismatch);
+  // Unequal op counts that are no desync: captures that ended at different times.
+  std::set<std::string> desynced;
+  for (const auto& d : x.desync) desynced.insert(d.communicator);
+  size_t uneven = 0;
+  for (const auto& c : x.comms) {
+    if (desynced.count(c.name) || c.member_ops.empty()) continue;
+    auto [lo, hi] = std::minmax_element(c.member_ops.begin(), c.member_ops.end());
+    uneven += *lo != *hi;
+  }
+  if (uneven)
+    os << fmt::format("  note: {} communicator(s) have members with different op counts where the captures ended "
+                      "at different times; ops are matched up to the shortest\n", uneven);
 }
 
 }  // namespace
