@@ -168,3 +168,27 @@ TEST_F(Cli, TorchrunStyleFilesHoldingSeveralRanks) {
   EXPECT_NE(d.out.find("0, 1, 2, 3"), std::string::npos) << d.out;
   EXPECT_NE(d.out.find("0, 1, 0, 1"), std::string::npos) << d.out;
 }
+
+// docs/hdf5-layout.md stays the truth: every dataset and group the writer makes is named there.
+TEST_F(Cli, EveryHdf5ObjectIsDocumented) {
+  auto r = sh(kScan + " " + run() + " -q --layout 2x2x2 -o " + out("doc.h5"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string doc = slurp(fs::path(SS_SOURCE_DIR) / "docs" / "hdf5-layout.md");
+  ASSERT_FALSE(doc.empty());
+  auto ls = sh("h5ls -r " + out("doc.h5"));
+  ASSERT_EQ(ls.status, 0) << ls.out;
+  std::istringstream lines(ls.out);
+  size_t objects = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string path = line.substr(0, line.find(' '));
+    if (path.empty() || path == "/") continue;
+    const std::string leaf = path.substr(path.rfind('/') + 1);
+    ++objects;
+    // Named in a code span, alone or after its group: `leaf` or `group/leaf`.
+    bool named = false;
+    for (size_t at = doc.find(leaf + "`"); at != std::string::npos && !named; at = doc.find(leaf + "`", at + 1))
+      named = at > 0 && (doc[at - 1] == '`' || doc[at - 1] == '/');
+    EXPECT_TRUE(named) << path << " is not in docs/hdf5-layout.md";
+  }
+  EXPECT_GT(objects, 80u);
+}
