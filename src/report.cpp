@@ -37,11 +37,10 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   std::vector<double> all;
   for (const auto* r : rows) all.push_back(r->*field);
   const double median = ranks::Distribution::of(all).p50;
-  os << fmt::format("  {:<10} ", title);
+  os << fmt::format("  {} ({}): ", title, unit_note);
   for (size_t i = 0; i < std::min<size_t>(3, rows.size()); ++i) {
     const auto* r = rows[i];
-    os << fmt::format("{}{} {:.1f} ms ({:.1f}% of {})", i ? "; " : "", who(*r), r->*field,
-                      pct(r->*field, r->scope_ms), unit_note);
+    os << fmt::format("{}{} {:.1f} ms ({:.1f}%)", i ? "; " : "", who(*r), r->*field, pct(r->*field, r->scope_ms));
   }
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
@@ -135,10 +134,10 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   os << fmt::format("GPU time, all ranks: busy {:.1f}%, compute {:.1f}%, NCCL {:.1f}% (exposed {:.1f}%), idle {:.1f}%\n",
                     pct(busy, scope), pct(compute, scope), pct(nccl, scope), pct(exposed, scope), pct(scope - busy, scope));
   os << "per-rank highlights (largest first):\n";
-  highlight(os, in, "most idle", &RankRow::idle_ms, "its time");
-  highlight(os, in, "most NCCL", &RankRow::nccl_ms, "its time");
-  highlight(os, in, "exposed", &RankRow::exposed_nccl_ms, "its time");
-  highlight(os, in, "most sync", &RankRow::sync_ms, "its time");
+  highlight(os, in, "most idle", &RankRow::idle_ms, "GPU doing nothing");
+  highlight(os, in, "most NCCL", &RankRow::nccl_ms, "GPU in NCCL kernels");
+  highlight(os, in, "most exposed NCCL", &RankRow::exposed_nccl_ms, "NCCL not overlapped by compute");
+  highlight(os, in, "most sync", &RankRow::sync_ms, "host blocked in synchronize calls");
 
   if (in.ranks.size() <= 64) {
     os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
