@@ -1,82 +1,194 @@
-// NCCL kernel and API names -> collective type, algorithm, datatype. Names come from profiles
-// (untrusted): string_view parsing only, never indexing past the end.
+// NCCL kernel and API names -> collective type, algorithm, datatype.
+//
+// Names come from profiles and are untrusted: everything here is std::string_view slicing with
+// bounds-checked substr/find, no allocation, no indexing past the end, no reliance on NUL
+// termination (embedded NULs are ordinary characters). Work is linear in the name length.
+//
+// Schemes (see ../shared/docs/nsys-export-notes.md section 4.1):
+//  NCCL >= 2.19  ncclDevKernel_<Coll>[_<RedOp>_<ty>]_<ALGO>_<PROTO>   ncclDevKernel_AllReduce_Sum_f32_RING_LL
+//  2.8 .. 2.18   ncclKernel_<Coll>_<ALGO>_<PROTO>_<RedOp>_<ctype>      ncclKernel_AllReduce_RING_LL_Sum_float
+//  <= 2.7        nccl<Coll>[<Algo>][<Proto>]Kernel_<op>_<ty>          ncclAllReduceRingLLKernel_sum_f32(ncclColl)
+// Any of them may carry a demangled signature "(...)", which is ignored.
 #include "collectives/nccl_kernel.hpp"
-
-#include <array>
-#include <string>
-#include <utility>
 
 namespace collectives {
 namespace {
 
 using sv = std::string_view;
 
-bool starts(sv s, sv p) { return s.substr(0, p.size()) == p; }
+constexpr bool starts(sv s, sv p) { return s.substr(0, p.size()) == p; }
 
 // Strip a demangled signature "(...)" and anything after.
-sv base_name(sv s) {
+constexpr sv base_name(sv s) {
   auto p = s.find('(');
   return p == sv::npos ? s : s.substr(0, p);
 }
 
-// Next '_'-separated token; advances s.
-sv token(sv& s) {
+// Next '_'-separated token; advances s past the token and its separator.
+constexpr sv token(sv& s) {
   auto p = s.find('_');
   sv t = s.substr(0, p);
   s = p == sv::npos ? sv() : s.substr(p + 1);
   return t;
 }
 
-constexpr std::pair<sv, CollectiveType> kColls[] = {
-    {"AllReduce", CollectiveType::AllReduce},         {"AllGatherV", CollectiveType::AllGather},
-    {"AllGather", CollectiveType::AllGather},         {"ReduceScatter", CollectiveType::ReduceScatter},
-    {"Broadcast", CollectiveType::Broadcast},         {"Reduce", CollectiveType::Reduce},
-    {"SendRecv", CollectiveType::SendRecv},           {"AllToAll", CollectiveType::AllToAll},
-    {"AlltoAll", CollectiveType::AllToAll},           {"Gather", CollectiveType::Gather},
-    {"Scatter", CollectiveType::Scatter},             {"Generic", CollectiveType::Generic},
+struct CollName {
+  sv name;
+  CollectiveType type;
+};
+// Kernel-name spellings (CamelCase). Longer names first where one is a prefix of another: the
+// pre-2.8 scheme matches by prefix (ncclAllGatherRing..., ncclReduceScatter... vs ncclReduce...).
+constexpr CollName kColls[] = {
+    {"AllReduce", CollectiveType::AllReduce},   {"AllGatherV", CollectiveType::AllGather},
+    {"AllGather", CollectiveType::AllGather},   {"ReduceScatter", CollectiveType::ReduceScatter},
+    {"Broadcast", CollectiveType::Broadcast},   {"Reduce", CollectiveType::Reduce},
+    {"SendRecv", CollectiveType::SendRecv},     {"AllToAll", CollectiveType::AllToAll},
+    {"AlltoAll", CollectiveType::AllToAll},     {"Gather", CollectiveType::Gather},
+    {"Scatter", CollectiveType::Scatter},       {"Generic", CollectiveType::Generic},
 };
 
-CollectiveType coll_of(sv t) {
-  for (auto [n, c] : kColls)
-    if (t == n) return c;
+constexpr CollectiveType coll_of(sv t) {
+  for (auto c : kColls)
+    if (t == c.name) return c.type;
   return CollectiveType::Unknown;
 }
 
-NcclAlgo algo_of(sv t) {
-  if (t == "RING") return NcclAlgo::Ring;
-  if (t == "TREE") return NcclAlgo::Tree;
-  if (t == "COLLNET" || t == "COLLNETDIRECT" || t == "COLLNETCHAIN") return NcclAlgo::CollNet;
-  if (t == "NVLS") return NcclAlgo::Nvls;
-  if (t == "NVLSTREE") return NcclAlgo::NvlsTree;
-  if (t == "PAT") return NcclAlgo::Pat;
+struct AlgoName {
+  sv name;
+  NcclAlgo algo;
+};
+// Upper-case spellings of the >= 2.8 schemes (NCCL's algorithm names, with and without '_'),
+// CamelCase ones of the pre-2.8 scheme.
+constexpr AlgoName kAlgos[] = {
+    {"RING", NcclAlgo::Ring},           {"TREE", NcclAlgo::Tree},
+    {"COLLNET", NcclAlgo::CollNet},     {"COLLNET_DIRECT", NcclAlgo::CollNet},
+    {"COLLNET_CHAIN", NcclAlgo::CollNet}, {"COLLNETDIRECT", NcclAlgo::CollNet},
+    {"COLLNETCHAIN", NcclAlgo::CollNet}, {"NVLS", NcclAlgo::Nvls},
+    {"NVLS_TREE", NcclAlgo::NvlsTree},  {"NVLSTREE", NcclAlgo::NvlsTree},
+    {"PAT", NcclAlgo::Pat},
+};
+constexpr AlgoName kCamelAlgos[] = {
+    {"Ring", NcclAlgo::Ring}, {"Tree", NcclAlgo::Tree}, {"CollNet", NcclAlgo::CollNet},
+};
+
+constexpr NcclAlgo algo_of(sv t) {
+  for (auto a : kAlgos)
+    if (t == a.name) return a.algo;
   return NcclAlgo::Unknown;
 }
 
-constexpr std::pair<sv, NcclDtype> kTypes[] = {
-    // NCCL >= 2.19 short names
+constexpr bool is_proto(sv t) { return t == "LL" || t == "LL128" || t == "SIMPLE"; }
+
+struct TypeName {
+  sv name;
+  NcclDtype dtype;
+};
+constexpr TypeName kTypes[] = {
+    // NCCL >= 2.19 and <= 2.7 short names
     {"i8", NcclDtype::I8}, {"u8", NcclDtype::U8}, {"i32", NcclDtype::I32}, {"u32", NcclDtype::U32},
     {"i64", NcclDtype::I64}, {"u64", NcclDtype::U64}, {"f16", NcclDtype::F16}, {"f32", NcclDtype::F32},
     {"f64", NcclDtype::F64}, {"bf16", NcclDtype::BF16}, {"f8e4m3", NcclDtype::F8E4M3}, {"f8e5m2", NcclDtype::F8E5M2},
-    // NCCL <= 2.18 C type names
+    // NCCL 2.8 .. 2.18 C type names
     {"int8_t", NcclDtype::I8}, {"uint8_t", NcclDtype::U8}, {"int32_t", NcclDtype::I32}, {"uint32_t", NcclDtype::U32},
     {"int64_t", NcclDtype::I64}, {"uint64_t", NcclDtype::U64}, {"half", NcclDtype::F16}, {"float", NcclDtype::F32},
-    {"double", NcclDtype::F64}, {"bf16", NcclDtype::BF16}, {"bfloat16", NcclDtype::BF16},
-    {"__nv_bfloat16", NcclDtype::BF16}, {"__nv_fp8_e4m3", NcclDtype::F8E4M3}, {"__nv_fp8_e5m2", NcclDtype::F8E5M2},
+    {"double", NcclDtype::F64}, {"bfloat16", NcclDtype::BF16}, {"__nv_bfloat16", NcclDtype::BF16},
+    {"__nv_fp8_e4m3", NcclDtype::F8E4M3}, {"__nv_fp8_e5m2", NcclDtype::F8E5M2},
 };
 
-NcclDtype dtype_of(sv t) {
-  for (auto [n, d] : kTypes)
-    if (t == n) return d;
+constexpr NcclDtype dtype_of(sv t) {
+  for (auto d : kTypes)
+    if (t == d.name) return d.dtype;
   return NcclDtype::Unknown;
 }
 
-bool reduces(CollectiveType t) {
+constexpr bool reduces(CollectiveType t) {
   return t == CollectiveType::AllReduce || t == CollectiveType::ReduceScatter || t == CollectiveType::Reduce;
 }
 
-bool is_redop(sv t) {
+constexpr bool is_redop(sv t) {
   return t == "Sum" || t == "Prod" || t == "Min" || t == "Max" || t == "Avg" || t == "PreMulSum" ||
          t == "SumPostDiv";
+}
+
+// >= 2.19. s: the part after "ncclDevKernel_".
+NcclKernelInfo parse_dev(sv s) {
+  NcclKernelInfo info;
+  info.dev_kernel_scheme = true;
+  info.type = coll_of(token(s));
+  if (info.type == CollectiveType::Unknown || info.type == CollectiveType::Generic) return info;
+  // Optional <RedOp>_<ty> (only reductions have it; tolerate a bare <ty> too).
+  sv rest = s;
+  sv t = token(rest);
+  if (is_redop(t)) {
+    sv ty = token(rest);
+    if (reduces(info.type)) info.dtype = dtype_of(ty);
+    s = rest;
+  } else if (NcclDtype d = dtype_of(t); d != NcclDtype::Unknown) {
+    if (reduces(info.type)) info.dtype = d;
+    s = rest;
+  }
+  // Remaining: <ALGO>_<PROTO>, where ALGO may itself contain '_' (NVLS_TREE, COLLNET_DIRECT).
+  auto last = s.rfind('_');
+  if (last != sv::npos && is_proto(s.substr(last + 1))) s = s.substr(0, last);
+  info.algo = algo_of(s);
+  return info;
+}
+
+// 2.8 .. 2.18. s: the part after "ncclKernel_".
+NcclKernelInfo parse_old(sv s) {
+  NcclKernelInfo info;
+  info.type = coll_of(token(s));
+  if (info.type == CollectiveType::Unknown) return info;
+  // <ALGO> spans the tokens up to the protocol; locate the protocol token without copying.
+  sv algo_part = s;
+  size_t algo_len = sv::npos;  // npos: no protocol token found
+  size_t pos = 0;
+  while (!s.empty()) {
+    sv t = token(s);
+    if (is_proto(t)) {
+      algo_len = pos == 0 ? 0 : pos - 1;  // drop the '_' before the protocol
+      break;
+    }
+    pos += t.size() + 1;
+  }
+  if (algo_len == sv::npos) {  // truncated name: whatever is there may still be an algorithm
+    info.algo = algo_of(algo_part);
+    return info;
+  }
+  info.algo = algo_of(algo_part.substr(0, algo_len));
+  // <RedOp>_<ctype>; ctype may contain '_' (int8_t, __nv_bfloat16), so it is the whole rest.
+  // Non-reduction collectives carry a placeholder Sum_int8_t: their dtype stays Unknown.
+  sv op = token(s);
+  if (is_redop(op) && reduces(info.type)) info.dtype = dtype_of(s);
+  return info;
+}
+
+// <= 2.7: nccl<Coll>[Ring|Tree|CollNet][LL|LL128]Kernel_<op>_<ty>. s: the part after "nccl".
+// Returns nullopt when s does not have that shape.
+std::optional<NcclKernelInfo> parse_pre28(sv s) {
+  auto k = s.find("Kernel_");
+  if (k == sv::npos) return std::nullopt;
+  sv head = s.substr(0, k);
+  sv tail = s.substr(k + sizeof("Kernel_") - 1);
+  NcclKernelInfo info;
+  for (auto c : kColls) {
+    if (!starts(head, c.name)) continue;
+    sv rest = head.substr(c.name.size());
+    info.algo = NcclAlgo::Unknown;
+    for (auto a : kCamelAlgos)
+      if (starts(rest, a.name)) {
+        info.algo = a.algo;
+        rest.remove_prefix(a.name.size());
+        break;
+      }
+    if (!(rest.empty() || rest == "LL" || rest == "LL128")) continue;  // e.g. "AllGather" vs "AllGatherV..."
+    info.type = c.type;
+    break;
+  }
+  if (info.type == CollectiveType::Unknown) return std::nullopt;
+  sv op = token(tail);  // sum prod min max premulsum sumpostdiv avg; copy for non-reductions
+  if (reduces(info.type) && op != "copy") info.dtype = dtype_of(tail);
+  return info;
 }
 
 }  // namespace
@@ -112,9 +224,22 @@ const char* algo_name(NcclAlgo a) {
 }
 
 const char* dtype_name(NcclDtype d) {
-  static constexpr std::array<const char*, 13> names = {"",    "i8",  "u8",  "i32", "u32",    "i64",   "u64",
-                                                        "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"};
-  return names[size_t(d)];
+  switch (d) {
+    case NcclDtype::I8: return "i8";
+    case NcclDtype::U8: return "u8";
+    case NcclDtype::I32: return "i32";
+    case NcclDtype::U32: return "u32";
+    case NcclDtype::I64: return "i64";
+    case NcclDtype::U64: return "u64";
+    case NcclDtype::F16: return "f16";
+    case NcclDtype::F32: return "f32";
+    case NcclDtype::F64: return "f64";
+    case NcclDtype::BF16: return "bf16";
+    case NcclDtype::F8E4M3: return "f8e4m3";
+    case NcclDtype::F8E5M2: return "f8e5m2";
+    case NcclDtype::Unknown: return "";
+  }
+  return "";
 }
 
 int dtype_bytes(NcclDtype d) {
@@ -128,71 +253,46 @@ int dtype_bytes(NcclDtype d) {
   return 0;
 }
 
+// Case-sensitive "nccl" prefix, as nsys's `shortName LIKE 'nccl%'` convention and HTA's `^nccl`
+// regex: forks such as NCCLX ("ncclx...") and unknown future kernels count as NCCL communication.
 bool is_nccl_kernel(std::string_view name) { return starts(name, "nccl"); }
 
 std::optional<NcclKernelInfo> classify_nccl_kernel(std::string_view name) {
   if (!is_nccl_kernel(name)) return std::nullopt;
   sv s = base_name(name);
-  NcclKernelInfo info;
-  if (starts(s, "ncclDevKernel_")) {
-    // >= 2.19: ncclDevKernel_<Coll>[_<RedOp>_<ty>]_<ALGO>_<PROTO>; algorithms may contain '_'.
-    info.dev_kernel_scheme = true;
-    s.remove_prefix(sizeof("ncclDevKernel_") - 1);
-    info.type = coll_of(token(s));
-    if (!s.empty() && reduces(info.type)) {
-      sv op = token(s);
-      if (is_redop(op)) info.dtype = dtype_of(token(s));
-      else s = sv();  // not the expected shape: keep the collective only
-    }
-    // Remaining: ALGO[_ALGO2]_PROTO; the protocol is the last token.
-    auto last = s.rfind('_');
-    if (last != sv::npos) {
-      sv algo = s.substr(0, last);
-      std::string compact;
-      for (char c : algo.substr(0, 32))
-        if (c != '_') compact += c;
-      info.algo = algo_of(compact);
-    }
-    return info;
-  }
-  if (starts(s, "ncclKernel_")) {
-    // <= 2.18: ncclKernel_<Coll>_<ALGO>_<PROTO>_<RedOp>_<type>; send/recv-only kernels carry
-    // placeholder Sum_int8_t, so the dtype only means something for reductions.
-    s.remove_prefix(sizeof("ncclKernel_") - 1);
-    info.type = coll_of(token(s));
-    // Algorithm tokens up to the protocol (LL, LL128, SIMPLE).
-    std::string algo;
-    for (int guard = 0; !s.empty() && guard < 4; ++guard) {
-      sv t = token(s);
-      if (t == "LL" || t == "LL128" || t == "SIMPLE") break;
-      algo += std::string(t);
-    }
-    info.algo = algo_of(algo);
-    if (!s.empty()) {
-      sv op = token(s);
-      if (is_redop(op) && reduces(info.type)) info.dtype = dtype_of(s);
-    }
-    return info;
-  }
-  return info;  // another nccl* kernel: communication, type unknown
+  if (starts(s, "ncclDevKernel_")) return parse_dev(s.substr(sizeof("ncclDevKernel_") - 1));
+  if (starts(s, "ncclKernel_")) return parse_old(s.substr(sizeof("ncclKernel_") - 1));
+  if (auto old = parse_pre28(s.substr(4))) return old;
+  return NcclKernelInfo{};  // another nccl* kernel: communication, type unknown
 }
 
 NcclApi classify_nccl_api(std::string_view n) {
-  static constexpr std::pair<sv, NcclApi> apis[] = {
-      {"ncclAllReduce", NcclApi::AllReduce},     {"ncclAllGather", NcclApi::AllGather},
-      {"ncclReduceScatter", NcclApi::ReduceScatter}, {"ncclBroadcast", NcclApi::Broadcast},
-      {"ncclBcast", NcclApi::Broadcast},         {"ncclReduce", NcclApi::Reduce},
-      {"ncclSend", NcclApi::Send},               {"ncclRecv", NcclApi::Recv},
-      {"ncclAllToAll", NcclApi::AllToAll},       {"ncclAlltoAll", NcclApi::AllToAll},
-      {"ncclGather", NcclApi::Gather},           {"ncclScatter", NcclApi::Scatter},
-      {"ncclGroupStart", NcclApi::GroupStart},   {"ncclGroupEnd", NcclApi::GroupEnd},
-      {"ncclCommSplit", NcclApi::CommSplit},     {"ncclCommDestroy", NcclApi::CommDestroy},
+  struct ApiName {
+    sv name;
+    NcclApi api;
   };
-  for (auto [name, api] : apis)
-    if (n == name) return api;
-  if (starts(n, "ncclCommInit")) return NcclApi::CommInit;
-  if (starts(n, "nccl") && n.size() > 4) return NcclApi::CommOther;
-  return NcclApi::None;
+  static constexpr ApiName apis[] = {
+      {"ncclAllReduce", NcclApi::AllReduce},         {"ncclAllGather", NcclApi::AllGather},
+      {"ncclReduceScatter", NcclApi::ReduceScatter}, {"ncclBroadcast", NcclApi::Broadcast},
+      {"ncclBcast", NcclApi::Broadcast},             {"ncclReduce", NcclApi::Reduce},
+      {"ncclSend", NcclApi::Send},                   {"ncclRecv", NcclApi::Recv},
+      {"ncclAllToAll", NcclApi::AllToAll},           {"ncclAlltoAll", NcclApi::AllToAll},
+      {"ncclGather", NcclApi::Gather},               {"ncclScatter", NcclApi::Scatter},
+      {"ncclGroupStart", NcclApi::GroupStart},       {"ncclGroupEnd", NcclApi::GroupEnd},
+      {"ncclCommSplit", NcclApi::CommSplit},         {"ncclCommDestroy", NcclApi::CommDestroy},
+      {"ncclCommAbort", NcclApi::CommDestroy},
+  };
+  for (auto a : apis)
+    if (n == a.name) return a.api;
+  // Other NCCL API functions are identifiers "nccl" + an upper-case letter + [A-Za-z0-9_]*
+  // (ncclCommCount, ncclCommFinalize, ncclMemAlloc, ...). "nccl:all_reduce" (PyTorch's range,
+  // see classify_torch_nccl_range), "ncclx", "nccl" and anything with other characters are not.
+  if (n.size() < 5 || !starts(n, "nccl") || !(n[4] >= 'A' && n[4] <= 'Z')) return NcclApi::None;
+  for (char c : n.substr(5))
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+      return NcclApi::None;
+  if (starts(n, "ncclCommInit")) return NcclApi::CommInit;  // Rank, RankConfig, RankScalable, All
+  return NcclApi::CommOther;
 }
 
 const char* nccl_api_name(NcclApi a) {
@@ -204,7 +304,7 @@ const char* nccl_api_name(NcclApi a) {
     case NcclApi::Reduce: return "ncclReduce";
     case NcclApi::Send: return "ncclSend";
     case NcclApi::Recv: return "ncclRecv";
-    case NcclApi::AllToAll: return "ncclAllToAll";
+    case NcclApi::AllToAll: return "ncclAlltoAll";
     case NcclApi::Gather: return "ncclGather";
     case NcclApi::Scatter: return "ncclScatter";
     case NcclApi::GroupStart: return "ncclGroupStart";
@@ -234,6 +334,11 @@ CollectiveType collective_of_api(NcclApi a) {
   }
 }
 
+// "nccl:<op>[ suffix]" from ProcessGroupNCCL's profiling titles: all_reduce, all_reduce_barrier,
+// allreduce_coalesced, _all_gather_base, _allgather_base, all_gather_into_tensor_coalesced,
+// _reduce_scatter_base, reduce_scatter_tensor_coalesced, all_to_all, alltoall_base, broadcast,
+// reduce, send 1->2, recv 2->1, gather, scatter. Anything else after "nccl:" (barrier, ...) is
+// Unknown; names without the prefix are nullopt.
 std::optional<CollectiveType> classify_torch_nccl_range(std::string_view n) {
   if (!starts(n, "nccl:")) return std::nullopt;
   n.remove_prefix(5);
@@ -241,11 +346,11 @@ std::optional<CollectiveType> classify_torch_nccl_range(std::string_view n) {
   auto has = [&](sv p) { return starts(n, p); };
   if (has("all_reduce") || has("allreduce")) return CollectiveType::AllReduce;
   if (has("all_gather") || has("allgather")) return CollectiveType::AllGather;
-  if (has("reduce_scatter")) return CollectiveType::ReduceScatter;
+  if (has("reduce_scatter") || has("reducescatter")) return CollectiveType::ReduceScatter;
   if (has("all_to_all") || has("alltoall")) return CollectiveType::AllToAll;
   if (has("broadcast")) return CollectiveType::Broadcast;
   if (has("reduce")) return CollectiveType::Reduce;
-  if (has("send") || has("recv") || has("batch_isend_irecv")) return CollectiveType::SendRecv;
+  if (has("send") || has("recv")) return CollectiveType::SendRecv;
   if (has("gather")) return CollectiveType::Gather;
   if (has("scatter")) return CollectiveType::Scatter;
   return CollectiveType::Unknown;
