@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# scripts/plot_stragglers.py on a small simulated run with a straggler,
+# on a healthy run and on a single rank (no communicators): each writes the 4 PNG files,
+# non-empty, and prints their paths.
+# Usage: SS_BUILD=/path/to/build tests/test_plots.sh
+set -euo pipefail
+
+: "${SS_BUILD:?set SS_BUILD to the build directory}"
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY=${SS_PYTHON:-/usr/bin/python3}  # needs h5py, numpy, matplotlib
+SIM="$SS_BUILD/src/sim/straggler-sim"
+SCAN="$SS_BUILD/src/straggler-scan"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# check_case NAME LAYOUT HOSTS [fault args...]: simulate, analyse, plot, check the PNGs.
+check_case() {
+  local name=$1 layout=$2 hosts=$3; shift 3
+  local run="$TMP/$name-run" h5="$TMP/$name.h5" out="$TMP/$name-plots"
+  "$SIM" "$run" --layout "$layout" --hosts "$hosts" --iterations 6 --seed 3 "$@" >"$TMP/$name-sim.log" 2>&1 ||
+    { cat "$TMP/$name-sim.log" >&2; fail "$name: straggler-sim"; }
+  "$SCAN" "$run" -q --layout "$layout" -o "$h5" >"$TMP/$name-scan.log" 2>&1 ||
+    { cat "$TMP/$name-scan.log" >&2; fail "$name: straggler-scan"; }
+  "$PY" "$SRC/scripts/plot_stragglers.py" "$h5" "$out" >"$TMP/$name-plot.log" 2>&1 ||
+    { cat "$TMP/$name-plot.log" >&2; fail "$name: plot_stragglers.py"; }
+  for png in wait_heatmap blame_per_rank step_time clock_offsets; do
+    local f="$out/$png.png"
+    [[ -s "$f" ]] || fail "$name: $f missing or empty"
+    [[ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] || fail "$name: $f is not a PNG"
+    grep -qxF "$f" "$TMP/$name-plot.log" || fail "$name: $f not printed"
+  done
+  echo "ok: $name"
+}
+
+check_case straggler 2x2x2 2 --fault slow_gpu:3:2:1.5
+check_case healthy 2x2x2 2
+check_case single 1x1x1 1  # one rank: no communicators, empty /collectives tables
+
+# The straggler run found rank 3, the healthy one none, the single rank no communicator: the
+# empty-table paths were taken.
+"$PY" - "$TMP/straggler.h5" "$TMP/healthy.h5" "$TMP/single.h5" <<'EOF' || fail "unexpected verdicts"
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    assert list(f["/stragglers/rank"][()]) == [3], f["/stragglers/rank"][()]
+with h5py.File(sys.argv[2]) as f:
+    assert len(f["/stragglers/rank"]) == 0 and len(f["/iterations/change_points/iteration"]) == 0
+with h5py.File(sys.argv[3]) as f:
+    assert len(f["/collectives/communicators/size"]) == 0 and len(f["/collectives/arrival_ns"]) == 0
+EOF
+
+# Usage error without arguments.
+if "$PY" "$SRC/scripts/plot_stragglers.py" >/dev/null 2>&1; then fail "no usage error without arguments"; fi
+echo "PASS"
