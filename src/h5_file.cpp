@@ -23,11 +23,19 @@ File::~File() {
 
 void File::close() {
   if (xfer_ >= 0) H5Pclose(xfer_), xfer_ = -1;
-  if (file_ >= 0) {
-    hid_t f = file_;
-    file_ = -1;
-    check(H5Fclose(f), "file close");
-  }
+  if (file_ < 0) return;
+  int failed = write_error_.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, comm_);
+  hid_t f = file_;
+  file_ = -1;
+  herr_t st = H5Fclose(f);
+  if (!write_error_.empty()) throw std::runtime_error(write_error_);
+  if (failed) throw std::runtime_error("a data write failed on another process");
+  check(st, "file close");
+}
+
+void File::write_failed(const std::string& path) {
+  if (write_error_.empty()) write_error_ = "HDF5 write " + path + " failed";
 }
 
 void File::group(const std::string& path) { H5Gclose(check(H5Gcreate2(file_, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "group create")); }
@@ -45,9 +53,11 @@ void File::describe(hid_t obj, const char* units, const char* description) {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, std::max<size_t>(1, std::strlen(text)));
     hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = check(H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT), "attribute create");
-    H5Awrite(a, t, text);
-    H5Aclose(a), H5Sclose(s), H5Tclose(t);
+    hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t st = a >= 0 ? H5Awrite(a, t, text) : -1;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(s), H5Tclose(t);
+    check(st, "attribute write");
   };
   if (units) put("units", units);
   if (description) put("description", description);
@@ -66,16 +76,13 @@ void File::write_any(const std::string& path, std::vector<uint64_t> dims, hid_t 
       size_t j = i + 1;
       while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
       hsize_t start[2] = {rows[i], 0}, count[2] = {hsize_t(j - i), width};
-      H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
       hsize_t mcount = count[0] * width;
       hid_t mspace = H5Screate_simple(1, &mcount, nullptr);
       const char* src = static_cast<const char*>(data) + i * width * elem;
-      herr_t st = H5Dwrite(dset, type, mspace, fspace, xfer_, src);
+      herr_t st = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      if (st >= 0) st = H5Dwrite(dset, type, mspace, fspace, xfer_, src);
       H5Sclose(mspace);
-      if (st < 0) {
-        H5Sclose(fspace), H5Dclose(dset);
-        check(-1, ("write " + path).c_str());
-      }
+      if (st < 0) write_failed(path);
       i = j;
     }
     H5Sclose(fspace);
@@ -93,15 +100,12 @@ void File::write_blocks(const std::string& path, uint64_t n, hid_t type, size_t 
   for (auto [start, count] : blocks) {
     if (count == 0) continue;
     hsize_t s = start, c = count;
-    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &s, nullptr, &c, nullptr);
     hid_t mspace = H5Screate_simple(1, &c, nullptr);
-    herr_t st = H5Dwrite(dset, type, mspace, fspace, xfer_, static_cast<const char*>(data) + offset * elem);
+    herr_t st = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &s, nullptr, &c, nullptr);
+    if (st >= 0) st = H5Dwrite(dset, type, mspace, fspace, xfer_, static_cast<const char*>(data) + offset * elem);
     H5Sclose(mspace);
     offset += count;
-    if (st < 0) {
-      H5Sclose(fspace), H5Dclose(dset);
-      check(-1, ("write " + path).c_str());
-    }
+    if (st < 0) write_failed(path);
   }
   H5Sclose(fspace);
   H5Dclose(dset);
@@ -133,9 +137,10 @@ void File::attr(const std::string& object, const char* name, const std::string& 
   H5Tset_size(t, std::max<size_t>(1, value.size()));
   hid_t s = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-  if (a >= 0) H5Awrite(a, t, value.empty() ? "" : value.data()), H5Aclose(a);
+  herr_t st = a >= 0 ? H5Awrite(a, t, value.empty() ? "" : value.data()) : -1;
+  if (a >= 0) H5Aclose(a);
   H5Sclose(s), H5Tclose(t), H5Oclose(obj);
-  check(a, "attribute create");
+  check(st, "attribute write");
 }
 
 namespace {
@@ -144,9 +149,10 @@ void scalar_attr(hid_t file, const std::string& object, const char* name, hid_t 
   hid_t obj = check(H5Oopen(file, object.c_str(), H5P_DEFAULT), "open object");
   hid_t s = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
-  if (a >= 0) H5Awrite(a, type, &value), H5Aclose(a);
+  herr_t st = a >= 0 ? H5Awrite(a, type, &value) : -1;
+  if (a >= 0) H5Aclose(a);
   H5Sclose(s), H5Oclose(obj);
-  check(a, "attribute create");
+  check(st, "attribute write");
 }
 }  // namespace
 
@@ -168,9 +174,10 @@ void File::attr(const std::string& object, const char* name, const std::vector<s
   hsize_t n = values.size();
   hid_t s = H5Screate_simple(1, &n, nullptr);
   hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-  if (a >= 0) H5Awrite(a, t, buf.data()), H5Aclose(a);
+  herr_t st = a >= 0 ? H5Awrite(a, t, buf.data()) : -1;
+  if (a >= 0) H5Aclose(a);
   H5Sclose(s), H5Tclose(t), H5Oclose(obj);
-  check(a, "attribute create");
+  check(st, "attribute write");
 }
 
 }  // namespace straggler::h5

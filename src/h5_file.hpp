@@ -37,6 +37,8 @@ class File {
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
+  // Collective: agrees on data-write failures of any process, then closes; throws on all
+  // processes alike if any write failed, so none leaves the others in a collective.
   void close();
 
   MPI_Comm comm() const { return comm_; }
@@ -86,6 +88,9 @@ class File {
   void attr(const std::string& object, const char* name, const std::vector<std::string>& values);
 
  private:
+  // First data write that failed on this process (independent writes must not throw alone).
+  std::string write_error_;
+  void write_failed(const std::string& path);
   void write_any(const std::string& path, std::vector<uint64_t> dims, hid_t type, size_t elem,
                  const std::vector<uint64_t>& rows, const void* data, const char* units, const char* description);
   void write_blocks(const std::string& path, uint64_t n, hid_t type, size_t elem,

@@ -173,7 +173,10 @@ void write_inputs(File& f, const RunResults& res) {
 
 std::string join(const std::vector<int32_t>& v) {
   std::string s;
-  for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  for (auto x : v) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
   return s;
 }
 
@@ -323,7 +326,11 @@ std::string temp_name(MPI_Comm comm, const std::string& path) {
   int pid = int(::getpid());
   MPI_Bcast(&pid, 1, MPI_INT, 0, comm);
   fs::path p(path);
-  return (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(pid))).string();
+  std::string name = p.filename().string();
+  name.insert(0, 1, '.');
+  name += ".tmp-";
+  name += std::to_string(pid);
+  return (p.parent_path() / name).string();
 }
 
 }  // namespace
@@ -346,12 +353,12 @@ void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& res) {
     write_inputs(f, res);
     if (res.cross) write_cross(f, *res.cross);
     f.close();
-  } catch (const std::exception& e) {
-    // Collective operations above fail on every process alike (same metadata everywhere); a
-    // failure on one process only is an internal error and aborts the job (main).
+  } catch (const std::runtime_error& e) {
+    // Collective calls fail on every process alike (same metadata everywhere) and File::close
+    // agrees on failed data writes, so every process gets here together.
     std::error_code ec;
     if (me == 0) fs::remove(tmp, ec);
-    throw std::runtime_error(path + ": cannot write HDF5 output (" + e.what() + ")");
+    throw OutputError(path + ": cannot write HDF5 output (" + e.what() + ")");
   }
   MPI_Barrier(comm);
   int ok = 1;
@@ -361,7 +368,7 @@ void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& res) {
     if (ec) fs::remove(tmp, ec), ok = 0;
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw std::runtime_error(path + ": cannot write HDF5 output (rename failed)");
+  if (!ok) throw OutputError(path + ": cannot write HDF5 output (rename failed)");
 }
 
 }  // namespace straggler

@@ -3,14 +3,21 @@
 #pragma once
 #include <mpi.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "results.hpp"
 
 namespace straggler {
 
-// Collective over comm. Throws std::runtime_error (one line, naming the file) on failure, after
-// removing the temporary file; the same outcome is reported on every process.
+// A failed write, raised on every process alike (so callers may return instead of aborting).
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Collective over comm. Throws OutputError (one line, naming the file) on failure, after
+// removing the temporary file; the same outcome is reported on every process. Anything else
+// (out of memory) propagates as is and is fatal to the job.
 void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& local);
 
 }  // namespace straggler

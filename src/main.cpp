@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "driver.hpp"
+#include "hdf5_writer.hpp"
 #include "ranks/discovery.hpp"
 
 int main(int argc, char** argv) {
@@ -18,6 +19,10 @@ int main(int argc, char** argv) {
     // Raised identically on every process (arguments, or broadcast from process 0).
     if (me == 0) std::cerr << "straggler-scan: " << e.what() << "\n";
     status = 2;
+  } catch (const straggler::OutputError& e) {
+    // Raised on every process together: nothing is left waiting, no abort needed.
+    if (me == 0) std::cerr << "straggler-scan: " << e.what() << "\n";
+    status = 1;
   } catch (const std::exception& e) {
     // One process failing must not leave the others waiting in a collective: abort the job.
     std::cerr << "straggler-scan: internal error on process " << me << ": " << e.what() << "\n";

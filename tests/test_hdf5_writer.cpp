@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "h5_file.hpp"
 #include "hdf5_writer.hpp"
 #include "version.hpp"
 
@@ -368,7 +369,7 @@ void expect_fails(const fs::path& target, const fs::path& dir_to_check) {
   std::string what;
   try {
     write_hdf5(MPI_COMM_WORLD, target.string(), share(full_results(), [](int32_t r) { return r % nprocs() == me(); }));
-  } catch (const std::runtime_error& e) {
+  } catch (const OutputError& e) {  // the agreed kind, so main can exit 1 without aborting
     what = e.what();
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -413,6 +414,26 @@ TEST(Hdf5Writer, RenameOntoDirectoryFails) {
   MPI_Barrier(MPI_COMM_WORLD);
   expect_fails(dir / "taken.h5", dir);
   EXPECT_EQ(listing(dir), std::vector<std::string>{"taken.h5"});
+}
+
+// A data write that fails on one process only (here the last: a row outside the dataset) makes
+// close() throw on every process, so none goes on to a collective the others never reach.
+TEST(Hdf5File, OneProcessWriteFailureIsAgreedAtClose) {
+  const fs::path dir = shared_dir("one-fails");
+  const bool bad = me() == nprocs() - 1;
+  std::string what;
+  {
+    h5::File f(MPI_COMM_WORLD, (dir / "x.h5").string());
+    std::vector<uint64_t> rows{bad ? uint64_t(99) : uint64_t(me() % 4)};
+    f.column("/x", 4, rows, std::vector<int64_t>{7});
+    try {
+      f.close();
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_NE(what.find(bad ? "HDF5 write /x failed" : "failed on another process"), std::string::npos) << what;
 }
 
 // The same rows give the same file content whatever the number of processes and the split.
