@@ -51,7 +51,8 @@ struct Analysis {
 
 // Generates a run with `sim_args`, analyses it with `scan_args`; fills summary and truth.
 void run(Analysis& r, const std::string& sim_args, const std::string& scan_args = "",
-         std::vector<double>* clock_rank = nullptr, std::vector<double>* clock_offset_ms = nullptr) {
+         std::vector<double>* clock_rank = nullptr, std::vector<double>* clock_offset_ms = nullptr,
+         std::vector<double>* clock_drift_ppm = nullptr) {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("ss-verdict-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
   fs::remove_all(dir);
@@ -66,6 +67,7 @@ void run(Analysis& r, const std::string& sim_args, const std::string& scan_args 
   ASSERT_EQ(r.p2.load((dir / "run" / "truth.json").string()).get(r.truth), simdjson::SUCCESS);
   if (clock_rank) *clock_rank = dataset((dir / "out.h5").string(), "/clock/rank");
   if (clock_offset_ms) *clock_offset_ms = dataset((dir / "out.h5").string(), "/clock/offset_ms");
+  if (clock_drift_ppm) *clock_drift_ppm = dataset((dir / "out.h5").string(), "/clock/drift_ppm");
   fs::remove_all(dir);
 }
 
@@ -198,6 +200,29 @@ TEST(Verdict, ClockOffsetsAreCorrectedAndChangeNothing) {
               std::string_view(u["stragglers"].at(0)["cause"]) == "slow_gpu";
   EXPECT_FALSE(same && count(u, "slow_links") == 0) << "the uncorrected analysis should be misled:\n" << uncorrected.report;
   EXPECT_GT(int64_t(u["clock"]["violations_after"]), 0);
+}
+
+// Host clocks that also run at different rates (up to 50 ppm: 100 us over a 2 s capture, more
+// than the 50 us offset tolerance) are fitted with a drift per rank; the verdict is unchanged.
+TEST(Verdict, ClockDriftIsFittedAndChangesNothing) {
+  Analysis r;
+  std::vector<double> rank, offset, drift;
+  run(r, sim_args(kLayouts[0], 8, 24) + " --fault slow_gpu:20:6:1.3 --clock-offset-ms 10 --clock-drift-ppm 50",
+      "--layout 2x2x8", &rank, &offset, &drift);
+  expect_straggler(r, 20, "slow_gpu", 6);
+  EXPECT_EQ(int64_t(r.summary["clock"]["violations_after"]), 0) << r.report;
+  ASSERT_EQ(drift.size(), 32u);
+  double max_planted = 0;
+  for (element h : simdjson::dom::array(r.truth["hosts"])) {
+    const double planted = double(h["clock_drift_ppm"]);
+    max_planted = std::max(max_planted, std::abs(planted));
+    for (element k : simdjson::dom::array(h["ranks"])) {
+      const auto i = size_t(int64_t(k));
+      EXPECT_EQ(rank[i], double(i));
+      EXPECT_NEAR(drift[i], planted, 1.0) << "rank " << i;
+    }
+  }
+  EXPECT_GT(max_planted, 20.0);  // the seed plants a drift that matters
 }
 
 TEST(Verdict, HangIsADesyncWithTheFirstMissingOp) {

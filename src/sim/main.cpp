@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
       ("seed", po::value(&o.seed)->default_value(o.seed), "random seed")
       ("jitter", po::value(&o.jitter)->default_value(o.jitter), "per-kernel duration noise (sd, relative)")
       ("clock-offset-ms", po::value(&o.clock_offset_ms)->default_value(0.0), "max abs per-host NTP error (host 0 exact)")
+      ("clock-drift-ppm", po::value(&o.clock_drift_ppm)->default_value(0.0),
+       "max abs per-host clock rate error over the capture (host 0 exact)")
       ("schema", po::value(&schema)->default_value(schema), "3.25 or 3.0")
       ("per-host-files", po::bool_switch(&o.per_host_files), "one file per host with all its rank processes")
       ("no-nccl-domain-create", "omit the NVTX 'NCCL' domain-create rows")

@@ -178,7 +178,11 @@ void exec(sqlite3* db, const std::string& sql) { check(sqlite3_exec(db, sql.c_st
 struct Ctx {
   const Simulation& sim;
   bool v30;
-  int64_t to_file(int64_t t) const { return t + kCaptureLead; }
+  double drift = 0;  // this file's host clock runs (1 + drift) fast from the capture start
+  int64_t to_file(int64_t t) const {
+    const int64_t f = t + kCaptureLead;
+    return drift == 0 ? f : f + int64_t(std::llround(double(f) * drift));
+  }
 };
 
 void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, int64_t& rows) {
@@ -424,7 +428,7 @@ int64_t write_nsys_file(const Simulation& sim, const FileSpec& f) {
     exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
              "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536");
     exec(db, "BEGIN");
-    const Ctx c{sim, sim.opt.schema30};
+    const Ctx c{sim, sim.opt.schema30, sim.host_drift_ppm[size_t(f.host)] * 1e-6};
     for (const char* ddl : c.v30 ? kDdl30 : kDdl325) exec(db, ddl);
     // One capture session for the whole job (nsys --duration, or the job killed on a hang): every
     // file's window ends together, also for a rank that stopped working early.

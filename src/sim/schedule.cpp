@@ -415,6 +415,11 @@ Simulation simulate(const Options& opt) {
     const double e = clock.uniform(-opt.clock_offset_ms, opt.clock_offset_ms);
     sim.host_offset_ns.push_back(h == 0 ? 0 : int64_t(std::llround(e * 1e6)));
   }
+  Rng rate(hash4(opt.seed, 0xD21F, 0, 0));  // its own stream: offsets stay as without drift
+  for (int h = 0; h < opt.hosts; ++h) {
+    const double d = rate.uniform(-opt.clock_drift_ppm, opt.clock_drift_ppm);
+    sim.host_drift_ppm.push_back(h == 0 ? 0.0 : d);
+  }
   sim.comms = std::move(c.comms);
   sim.keys = std::move(c.keys);
   return sim;

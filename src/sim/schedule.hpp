@@ -82,6 +82,7 @@ struct Simulation {
   std::vector<CommInfo> comms;
   std::vector<CollKey> keys;
   std::vector<int64_t> host_offset_ns;  // NTP error e_h per host
+  std::vector<double> host_drift_ppm;   // clock rate error per host: file times run (1 + d) fast
   std::vector<Desync> desync;
 };
 

@@ -91,6 +91,7 @@ void validate(const Options& o) {
   if (o.iterations < 1 || o.microbatches < 1 || o.layers < 1) fail("iterations, microbatches and layers must be >= 1");
   if (o.jitter < 0 || o.jitter > 0.3) fail("--jitter must be in [0, 0.3]");
   if (o.clock_offset_ms < 0) fail("--clock-offset-ms must be >= 0");
+  if (o.clock_drift_ppm < 0 || o.clock_drift_ppm > 1000) fail("--clock-drift-ppm must be in [0, 1000]");
   for (const Fault& f : o.faults) {
     if (f.rank >= world) fail(fmt::format("fault rank {} outside the world of {}", f.rank, world));
     if (f.kind == FaultKind::SlowLink && (f.host_a < 0 || f.host_b < 0 || f.host_a >= o.hosts || f.host_b >= o.hosts))

@@ -34,6 +34,7 @@ struct Options {
   uint64_t seed = 1;
   double jitter = 0.05;
   double clock_offset_ms = 0.0;
+  double clock_drift_ppm = 0.0;  // max abs per-host clock rate error (host 0 exact)
   bool schema30 = false;  // --schema 3.0
   bool per_host_files = false;
   bool nccl_domain_create = true;

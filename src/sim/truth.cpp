@@ -47,8 +47,8 @@ std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files
   for (int h = 0; h < o.hosts; ++h) {
     std::vector<int> rs;
     for (int r = h * sim.gpus_per_host; r < std::min(sim.world, (h + 1) * sim.gpus_per_host); ++r) rs.push_back(r);
-    out(R"(  {{"name": "{}", "ranks": {}, "clock_offset_ns": {}}}{})" "\n", topology::host_name(h), ints(rs),
-        sim.host_offset_ns[h], h + 1 < o.hosts ? "," : "");
+    out(R"(  {{"name": "{}", "ranks": {}, "clock_offset_ns": {}, "clock_drift_ppm": {}}}{})" "\n",
+        topology::host_name(h), ints(rs), sim.host_offset_ns[h], sim.host_drift_ppm[h], h + 1 < o.hosts ? "," : "");
   }
   out(" ],\n \"communicators\": [\n");
   for (size_t i = 0; i < sim.comms.size(); ++i) {
