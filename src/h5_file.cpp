@@ -5,6 +5,18 @@
 
 namespace straggler::h5 {
 
+std::string clip_string(const std::string& value, size_t max_bytes) {
+  if (value.size() <= max_bytes) return value;
+  static constexpr char kMark[] = "...";
+  const size_t mark = sizeof(kMark) - 1;
+  if (max_bytes <= mark) return std::string(kMark, max_bytes);
+  size_t cut = max_bytes - mark;
+  // Back off over continuation bytes (10xxxxxx), at most 3 (a UTF-8 character has at most 4 bytes;
+  // longer runs are not UTF-8 anyway): the cut then falls before a character's lead byte.
+  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80; ++i) --cut;
+  return value.substr(0, cut) + kMark;
+}
+
 File::File(MPI_Comm comm, const std::string& path) : comm_(comm) {
   MPI_Comm_rank(comm, &me_);
   hid_t fapl = check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
@@ -113,15 +125,19 @@ void File::write_blocks(const std::string& path, uint64_t n, hid_t type, size_t 
 
 void File::strings(const std::string& path, uint64_t n, const std::vector<uint64_t>& rows,
                    const std::vector<std::string>& values, const char* description) {
-  // Variable-length strings cannot be written in parallel: fixed length, the global maximum.
+  // Variable-length strings cannot be written in parallel: fixed length, the global maximum of
+  // the clipped values (the same on any number of processes: clipping is per value).
+  std::vector<std::string> clipped;
+  clipped.reserve(values.size());
+  for (const auto& v : values) clipped.push_back(clip_string(v));
   uint64_t len = 1;
-  for (const auto& v : values) len = std::max<uint64_t>(len, v.size());
+  for (const auto& v : clipped) len = std::max<uint64_t>(len, v.size());
   MPI_Allreduce(MPI_IN_PLACE, &len, 1, MPI_UINT64_T, MPI_MAX, comm_);
   hid_t t = H5Tcopy(H5T_C_S1);
   H5Tset_size(t, len);
   H5Tset_strpad(t, H5T_STR_NULLPAD);
-  std::vector<char> buf(values.size() * len, '\0');
-  for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * len, values[i].data(), values[i].size());
+  std::vector<char> buf(clipped.size() * len, '\0');
+  for (size_t i = 0; i < clipped.size(); ++i) std::memcpy(buf.data() + i * len, clipped[i].data(), clipped[i].size());
   try {
     write_any(path, {n}, t, len, rows, buf.data(), nullptr, description);
   } catch (...) {
@@ -163,7 +179,9 @@ void File::attr(const std::string& object, const char* name, int64_t value) {
   scalar_attr(file_, object, name, H5T_NATIVE_INT64, value);
 }
 
-void File::attr(const std::string& object, const char* name, const std::vector<std::string>& values) {
+void File::attr(const std::string& object, const char* name, const std::vector<std::string>& raw) {
+  std::vector<std::string> values;
+  for (const auto& v : raw) values.push_back(clip_string(v));
   size_t len = 1;
   for (const auto& v : values) len = std::max(len, v.size());
   std::vector<char> buf(std::max<size_t>(1, values.size()) * len, '\0');

@@ -31,6 +31,16 @@ hid_t type_of() {
   else static_assert(sizeof(T) == 0, "unsupported HDF5 column type");
 }
 
+// Every string value written to HDF5 (datasets and string-array attributes) is at most this many
+// bytes: fixed-length string datasets are as wide as their longest value, so one huge name from an
+// untrusted profile would otherwise multiply into every row. Longer values are cut on a UTF-8
+// character boundary and end with "..." (the cut is visible); see docs/hdf5-layout.md.
+inline constexpr size_t kMaxStringBytes = 1024;
+
+// `value` if it fits in kMaxStringBytes, else its longest prefix that ends on a UTF-8 character
+// boundary and leaves room for "...", followed by "..." (the result is at most kMaxStringBytes).
+std::string clip_string(const std::string& value, size_t max_bytes = kMaxStringBytes);
+
 class File {
  public:
   File(MPI_Comm comm, const std::string& path);  // collective create (truncates)
@@ -52,7 +62,8 @@ class File {
               const char* units = nullptr, const char* description = nullptr) {
     write_any(path, {n}, type_of<T>(), sizeof(T), rows, values.data(), units, description);
   }
-  // Collective: fixed-length strings (length = longest over all processes).
+  // Collective: fixed-length strings (length = longest over all processes, each value passed
+  // through clip_string first, so at most kMaxStringBytes).
   void strings(const std::string& path, uint64_t n, const std::vector<uint64_t>& rows,
                const std::vector<std::string>& values, const char* description = nullptr);
   // Collective: a 2-D dataset [n x width]; this process writes whole rows (row-major values).

@@ -453,6 +453,58 @@ TEST(Hdf5Writer, SplitEqualsOneProcessBlocks) {
   EXPECT_EQ(compare_split("blocks", full_results(), [n](int32_t r) { return r * n / 6; }), std::vector<std::string>{});
 }
 
+// Untrusted input (a 2 MB kernel name) must not widen every row of a string dataset: values are
+// clipped to h5::kMaxStringBytes on a UTF-8 boundary with a visible "...", the same whatever the split.
+TEST(Hdf5File, ClipStringCutsOnUtf8BoundaryWithMark) {
+  EXPECT_EQ(h5::clip_string(std::string(1024, 'a')), std::string(1024, 'a'));  // fits: unchanged
+  EXPECT_EQ(h5::clip_string(std::string(1025, 'a')), std::string(1021, 'a') + "...");
+  // "\xc3\xa9" (e-acute) repeated: 1021 is odd, so a plain cut would split a character.
+  std::string e;
+  for (int i = 0; i < 600; ++i) e += "\xc3\xa9";
+  const std::string c = h5::clip_string(e);
+  EXPECT_EQ(c.size(), 1020u + 3);
+  EXPECT_EQ(c.substr(0, 1020), e.substr(0, 1020));
+  EXPECT_EQ(c.substr(1020), "...");
+  // A 4-byte character straddling the cut is dropped whole.
+  const std::string four = std::string(1019, 'a') + "\xf0\x9f\x98\x80" + "tail";
+  EXPECT_EQ(h5::clip_string(four), std::string(1019, 'a') + "...");
+  EXPECT_EQ(h5::clip_string("abcdef", 5), "ab...");
+}
+
+TEST(Hdf5Writer, HugeStringsAreClipped) {
+  RunResults all = full_results();
+  std::string huge = "void big_kernel<";
+  for (size_t i = 0; i < (2u << 20) / 2; ++i) huge += "\xc3\xa9";  // 2 MB of 2-byte characters
+  all.top_kernels[3].name = huge;      // rank 2
+  all.ranks[4].host = huge;            // rank 5, also in the hosts attribute
+  all.hosts.push_back(huge);
+  all.failures[0].error = huge;        // replicated table
+  const int n = nprocs();
+  const auto diff = compare_split("huge", all, [n](int32_t r) { return r % n; });
+  EXPECT_EQ(diff, std::vector<std::string>{});
+  const fs::path out = fs::temp_directory_path() / ("h5w-" + std::to_string([] {
+    int pid = int(::getpid());
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return pid;
+  }())) / "huge" / "split.h5";
+  EXPECT_LT(fs::file_size(out), 200'000u);  // was > 16 MB: 8 rows x 2 MB of /kernels/top/name alone
+  H5File f(out);
+  ASSERT_GE(f.id, 0);
+  for (const char* path : {"/kernels/top/name", "/ranks/host", "/failures/error"}) {
+    size_t len = 0;
+    const auto v = read_strings(f.id, path, &len);
+    EXPECT_EQ(len, h5::clip_string(huge).size()) << path;  // 1023: the cut fell inside a character
+    EXPECT_LE(len, h5::kMaxStringBytes) << path;
+    const auto& clipped = path == std::string("/kernels/top/name") ? v.at(3) : path == std::string("/ranks/host") ? v.at(4) : v.at(0);
+    EXPECT_EQ(clipped, h5::clip_string(huge)) << path;
+    EXPECT_EQ(clipped.substr(clipped.size() - 3), "...") << path;
+  }
+  EXPECT_EQ(read_strings(f.id, "/kernels/top/name")[7], "kernel_5_2");  // short values intact
+  const auto hosts = attr_strings(f.id, "/", "hosts");
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[2], h5::clip_string(huge));
+}
+
 namespace {
 struct FailurePrinter : ::testing::EmptyTestEventListener {
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
