@@ -1,6 +1,7 @@
 #include "collectives/collective_op.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 namespace collectives {
@@ -19,6 +20,7 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
     CollectiveOp op;
     op.start = tl.utc_epoch_ns + k.start[i];
     op.end = tl.utc_epoch_ns + k.end[i];
+    op.launch = k.launch[i] == ranks::kNoTime ? op.start : tl.utc_epoch_ns + k.launch[i];
     op.rank = rank;
     op.stream = k.stream[i];
     op.seq = next_seq[k.stream[i]]++;
@@ -37,38 +39,35 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
 std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
                                    const std::vector<ranks::Iteration>& its, int64_t min_age_ns) {
   std::vector<PendingOp> out;
-  if (tl.pending_nccl.empty() || ops.empty()) return out;
-  // Issue order of the last complete iteration (by kernel start: one launch thread issues them).
-  std::vector<int32_t> order;
-  int64_t after = INT64_MIN;
-  if (!its.empty()) {
-    const int64_t lo = tl.utc_epoch_ns + its.back().start, hi = tl.utc_epoch_ns + its.back().end;
-    for (const auto& op : ops)
-      if (op.start >= lo && op.start <= hi) order.push_back(op.stream);
-    after = hi;
-  }
-  std::unordered_map<int32_t, uint32_t> done_since, count;
-  for (const auto& op : ops) {
-    count[op.stream] = std::max(count[op.stream], op.seq + 1);
-    if (op.start > after) done_since[op.stream]++;
-  }
+  if (tl.pending_nccl.empty() || ops.empty() || its.empty()) return out;
+  // Ops per iteration: those starting within the last full iteration (between the starts of the
+  // last two; with one iteration, within it). Counting by kernel start over a whole period gives
+  // the same count as by issue even when the GPU runs behind the host.
+  const int64_t lo = tl.utc_epoch_ns + its[its.size() >= 2 ? its.size() - 2 : 0].start;
+  const int64_t hi = its.size() >= 2 ? tl.utc_epoch_ns + its.back().start : tl.utc_epoch_ns + its.back().end + 1;
+  size_t period = 0;
+  for (const auto& op : ops) period += op.start >= lo && op.start < hi;
+  if (period == 0) return out;
+  // Issue order: by launch call (ties by start).
+  std::vector<size_t> order(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(ops[a].launch, ops[a].start) < std::tie(ops[b].launch, ops[b].start);
+  });
+  std::unordered_map<int32_t, uint32_t> count;
+  for (const auto& op : ops) count[op.stream] = std::max(count[op.stream], op.seq + 1);
   auto pend = tl.pending_nccl;
   std::sort(pend.begin(), pend.end(), [](auto& a, auto& b) { return a.launch < b.launch; });
-  size_t cursor = 0;
+  size_t earlier = 0;  // pending launches before this one
   for (const auto& p : pend) {
+    const int64_t at = tl.utc_epoch_ns + p.launch;
+    // Issue position: completed ops launched before it, and the pending launches before it.
+    const size_t pos = size_t(std::partition_point(order.begin(), order.end(), [&](size_t i) { return ops[i].launch < at; }) -
+                              order.begin()) + earlier++;
     if (tl.capture_end - p.launch < min_age_ns) continue;
-    int32_t stream = -1;
-    for (; cursor < order.size(); ++cursor) {
-      auto& d = done_since[order[cursor]];
-      if (d > 0) {
-        --d;
-        continue;
-      }
-      stream = order[cursor++];
-      break;
-    }
-    if (stream < 0) continue;  // nothing tells which communicator it was
-    out.push_back({stream, count[stream]++});
+    if (pos < period) continue;  // nothing tells which communicator it was
+    const int32_t stream = ops[order[pos - period]].stream;
+    out.push_back({stream, count[stream]++, at});
   }
   return out;
 }

@@ -2,6 +2,10 @@
 // desync against capture windows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
+#include "collectives/collective_op.hpp"
 #include "collectives/replay.hpp"
 
 using namespace collectives;
@@ -81,4 +85,39 @@ TEST(Replay, DesyncOnlyWhenTheMissingMemberWasStillRecorded) {
   EXPECT_EQ(r3.desync[0].seq, 3u);
   EXPECT_EQ(r3.desync[0].missing_ranks, std::vector<int32_t>{1});
   EXPECT_EQ(r3.desync[0].blocked_ranks, std::vector<int32_t>{0});
+}
+
+// A launch that never completed is placed on the stream one iteration back in issue (launch)
+// order. Kernels of two pipeline links often start at the same instant (both wait on one peer),
+// so start order is not issue order: here each iteration launches recv(17), send(19), recv(17),
+// send(19), allreduce(21), but the second recv starts with (and sorts before) the first send.
+TEST(Replay, PendingLaunchIsPlacedByIssueOrder) {
+  ranks::RankTimeline tl;
+  tl.utc_epoch_ns = 0;
+  std::vector<CollectiveOp> ops;
+  std::map<int32_t, uint32_t> seq;
+  auto op = [&](int32_t stream, int64_t launch, int64_t start) {
+    CollectiveOp o;
+    o.stream = stream, o.seq = seq[stream]++, o.launch = launch, o.start = start, o.end = start + 50;
+    ops.push_back(o);
+  };
+  std::vector<ranks::Iteration> its;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t t = i * 1000;
+    its.push_back({i, t, t + 900, 1000, i == 0});
+    op(17, t + 1, t + 10), op(17, t + 3, t + 100), op(19, t + 2, t + 100), op(19, t + 4, t + 200), op(21, t + 5, t + 300);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](auto& a, auto& b) { return a.start < b.start; });  // as extract_ops
+  // The hung iteration: its first recv completed, the send after it was launched and never ran.
+  op(17, 3001, 3010);
+  tl.capture_end = 3010 + 2'000'000'000;
+  tl.pending_nccl.push_back({3002, ranks::kNoName});
+  auto p = pending_ops(tl, ops, its);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].stream, 19);
+  EXPECT_EQ(p[0].seq, 6u);
+  EXPECT_EQ(p[0].launch, 3002);
+  // Too young at the capture end (cut mid-collective): not pending.
+  tl.capture_end = 3010 + 1000;
+  EXPECT_TRUE(pending_ops(tl, ops, its).empty());
 }

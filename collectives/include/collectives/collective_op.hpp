@@ -12,6 +12,7 @@ namespace collectives {
 
 struct CollectiveOp {
   int64_t start = 0, end = 0;  // wall clock of the rank's host: utc_epoch_ns + own time (ns)
+  int64_t launch = 0;          // wall clock of the launching API call; start when unknown
   int32_t rank = -1;
   int32_t stream = 0;          // the rank's CUDA stream: NCCL runs one per communicator
   uint32_t seq = 0;            // issue order on that stream
@@ -25,13 +26,18 @@ struct CollectiveOp {
 std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its,
                                       int rank);
 
-// NCCL launches that never completed (RankTimeline::pending_nccl), placed on their stream: the
-// stream whose op comes next in the order the rank issued its collectives in its last complete
-// iteration. Launches less than `min_age_ns` before the capture ended are ignored (a capture cut
-// mid-collective is not a hang). Returns (stream, seq) pairs.
+// NCCL launches that never completed (RankTimeline::pending_nccl), placed on their stream. One
+// launch thread issues a rank's collectives in the same order every iteration, so with its ops in
+// launch (issue) order and P ops per iteration, the op at issue position N (the first never
+// completed) is on the stream of the op at position N - P, one iteration earlier. P is counted over
+// the last full iteration (between the starts of the last two). Issue order is by launch call, not
+// kernel start: p2p kernels of two links often start at the same instant. Launches less than
+// `min_age_ns` before the capture ended are ignored (a capture cut mid-collective is not a hang).
+// Returns (stream, seq, launch) triples.
 struct PendingOp {
   int32_t stream = 0;
   uint32_t seq = 0;
+  int64_t launch = 0;  // wall clock of the launch call
 };
 std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
                                    const std::vector<ranks::Iteration>& its, int64_t min_age_ns = 1'000'000'000);
