@@ -113,30 +113,38 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
     std::nth_element(transfers.begin(), transfers.begin() + long(transfers.size() / 2), transfers.end());
     out.median_transfer_ns = transfers[transfers.size() / 2];
   }
-  // Desync: the first op that not every member reached. A member that stopped earlier only
-  // because its capture ended before the others got there is not missing.
+  // Desync: the first op that not every member reached (see Desync for the rule).
+  int64_t quiet = 0;  // longest gap between consecutive matched ops' first arrivals
+  for (size_t k = 1; k < out.ops.size(); ++k) quiet = std::max(quiet, out.ops[k].first_arrival - out.ops[k - 1].first_arrival);
+  out.hang_margin_ns = std::max(kMinHangMarginNs, 2 * quiet);
   size_t most = 0;
   for (const auto& m : members) most = std::max(most, m.ops.size() + (m.pending_next ? 1 : 0));
   if (most > n) {
-    Desync d;
-    d.seq = uint32_t(n);
-    // When the op was reached, by the clock of the members that did.
-    int64_t reached_at = INT64_MAX;
+    Desync d, ended;
+    d.seq = ended.seq = uint32_t(n);
+    // When the op was reached: the last arrival of the members that completed or launched it.
+    int64_t reached_at = INT64_MIN;
     for (const auto& m : members) {
       if (m.ops.size() > n) {
         d.type = m.ops[n].type;
-        reached_at = std::min(reached_at, clocks.correct(m.rank, m.ops[n].start));
-      } else if (m.pending_next && !m.ops.empty()) {
-        d.type = d.type == CollectiveType::Unknown ? m.ops.back().type : d.type;
+        reached_at = std::max(reached_at, clocks.correct(m.rank, m.ops[n].start));
+      } else if (m.pending_next) {
+        if (d.type == CollectiveType::Unknown && !m.ops.empty()) d.type = m.ops.back().type;
+        if (m.pending_launch != 0) reached_at = std::max(reached_at, clocks.correct(m.rank, m.pending_launch));
         d.blocked_ranks.push_back(m.rank);
       }
     }
+    ended.type = d.type, ended.blocked_ranks = d.blocked_ranks;
     for (const auto& m : members) {
       if (m.ops.size() > n || m.pending_next) continue;
       const int64_t cap_end = clocks.correct(m.rank, m.capture_end);
-      if (reached_at == INT64_MAX || cap_end > reached_at) d.missing_ranks.push_back(m.rank);
+      // Unknown arrival (only blocked members, launch times unknown): their launches are at least
+      // kMinHangMarginNs old at their own capture end; the missing member's capture must reach it.
+      const bool went_on = reached_at == INT64_MIN || cap_end - out.hang_margin_ns > reached_at;
+      (went_on ? d : ended).missing_ranks.push_back(m.rank);
     }
     if (!d.missing_ranks.empty()) out.desync.push_back(std::move(d));
+    if (!ended.missing_ranks.empty()) out.capture_ended.push_back(std::move(ended));
   }
   return out;
 }

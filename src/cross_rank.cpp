@@ -90,10 +90,12 @@ struct OwnedInput {
 void put_member(ByteWriter& w, uint32_t comm, uint32_t member, const CrossRankInput& in, int32_t stream) {
   w.pod(comm), w.pod(member), w.pod(in.capture_end);
   uint8_t pending = 0;
+  int64_t pending_launch = 0;
   uint64_t n = 0;
   for (const auto& op : in.ops) n += op.stream == stream;
-  for (const auto& p : in.pending) pending |= p.stream == stream && p.seq == n;
-  w.pod(pending), w.pod(n);
+  for (const auto& p : in.pending)
+    if (p.stream == stream && p.seq == n) pending = 1, pending_launch = p.launch;
+  w.pod(pending), w.pod(pending_launch), w.pod(n);
   for (const auto& op : in.ops)
     if (op.stream == stream) w.pod(op.start), w.pod(op.end), w.pod(op.iteration), w.pod(op.type), w.pod(op.dtype);
 }
@@ -106,6 +108,7 @@ void get_member(ByteReader& r, const std::vector<CommSummary>& comms, std::map<u
   m.rank = comms[ci].ranks[mi];
   m.capture_end = r.pod<int64_t>();
   m.pending_next = r.pod<uint8_t>() != 0;
+  m.pending_launch = r.pod<int64_t>();
   m.ops.resize(r.pod<uint64_t>());
   uint32_t seq = 0;
   for (auto& op : m.ops) {
@@ -258,7 +261,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   // 4. Replay owned communicators; per-rank sums over all processes.
   res.acc = c::RankAccumulator(world);
   std::vector<double> comm_stats(res.comms.size() * 5, 0.0);  // matched, median transfer, mismatch, viol before/after
-  std::vector<DesyncRow> my_desync;
+  std::vector<DesyncRow> my_desync, my_ended;
   for (auto& [ci, oi] : owned) {
     auto replay = c::replay_communicator(oi.members, res.clocks, res.acc);
     comm_stats[ci * 5 + 0] = double(replay.ops.size());
@@ -269,6 +272,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     res.comms[ci].mismatch = replay.mismatch;
     for (const auto& d : replay.desync)
       my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false});
+    for (const auto& d : replay.capture_ended)
+      my_ended.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false});
     res.owned.push_back({ci, std::move(replay)});
   }
   allreduce_sum(comm, comm_stats);
@@ -284,33 +289,55 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     ByteWriter w;
     for (const auto& [ci, rp] : res.owned) w.pod<uint64_t>(ci), w.str(rp.mismatch);
     w.pod<uint64_t>(UINT64_MAX);
-    for (const auto& d : my_desync) {
-      w.str(d.communicator), w.pod(d.type), w.pod(d.seq), w.pod<uint64_t>(d.missing_ranks.size());
-      for (auto r : d.missing_ranks) w.pod(r);
-      w.pod<uint64_t>(d.blocked_ranks.size());
-      for (auto r : d.blocked_ranks) w.pod(r);
-    }
+    for (const auto* rows : {&my_desync, &my_ended})
+      for (const auto& d : *rows) {
+        w.pod<uint8_t>(rows == &my_ended);
+        w.str(d.communicator), w.pod(d.type), w.pod(d.seq), w.pod<uint64_t>(d.missing_ranks.size());
+        for (auto r : d.missing_ranks) w.pod(r);
+        w.pod<uint64_t>(d.blocked_ranks.size());
+        for (auto r : d.blocked_ranks) w.pod(r);
+      }
     res.bytes_exchanged += sent(w.bytes()) * (nproc - 1);
     for (const auto& blob : allgather_blobs(comm, w.bytes())) {
       ByteReader r(blob);
       for (uint64_t ci; (ci = r.pod<uint64_t>()) != UINT64_MAX;) res.comms[ci].mismatch = r.str();
       while (!r.done()) {
+        const bool ended = r.pod<uint8_t>() != 0;
         DesyncRow d;
         d.communicator = r.str(), d.type = r.pod<c::CollectiveType>(), d.seq = r.pod<int64_t>();
         d.missing_ranks.resize(r.pod<uint64_t>());
         for (auto& x : d.missing_ranks) x = r.pod<int32_t>();
         d.blocked_ranks.resize(r.pod<uint64_t>());
         for (auto& x : d.blocked_ranks) x = r.pod<int32_t>();
-        res.desync.push_back(std::move(d));
+        (ended ? res.capture_ended : res.desync).push_back(std::move(d));
       }
     }
   }
-  // A missing rank that is blocked in no other collective stopped by itself: the root cause.
+  // A missing rank that is blocked in no other collective stopped by itself: the root cause. One
+  // blocked in another communicator's pending op is a victim of the hang upstream of it.
   std::set<int32_t> blocked;
-  for (const auto& d : res.desync) blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
+  for (const auto* rows : {&res.desync, &res.capture_ended})
+    for (const auto& d : *rows) blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
   for (auto& d : res.desync)
     d.root_cause = std::any_of(d.missing_ranks.begin(), d.missing_ranks.end(), [&](int32_t r) { return !blocked.count(r); });
-  std::sort(res.desync.begin(), res.desync.end(), [](auto& a, auto& b) { return a.communicator < b.communicator; });
+  for (auto* rows : {&res.desync, &res.capture_ended})
+    std::sort(rows->begin(), rows->end(), [](auto& a, auto& b) { return a.communicator < b.communicator; });
+  // Pipeline links "pp-N:s-t": the op's number in the group's p2p sequence of the (first) missing
+  // rank = the p2p ops it issued on all links of pp-N (completed, plus one where it waits).
+  for (auto& d : res.desync) {
+    const auto colon = d.communicator.find(':');
+    if (colon == std::string::npos || d.missing_ranks.empty()) continue;
+    const std::string group = d.communicator.substr(0, colon + 1);
+    const int32_t r = d.missing_ranks.front();
+    d.group_seq = 0;
+    for (const auto& c : res.comms) {
+      if (c.name.rfind(group, 0) != 0) continue;
+      for (size_t m = 0; m < c.ranks.size(); ++m)
+        if (c.ranks[m] == r) d.group_seq += c.member_ops[m];
+      for (const auto& e : res.desync)
+        if (e.communicator == c.name && std::count(e.blocked_ranks.begin(), e.blocked_ranks.end(), r)) d.group_seq += 1;
+    }
+  }
 
   auto& acc = res.acc;
   for (auto* v : {&acc.ops, &acc.late, &acc.wait_ns, &acc.blame_ns, &acc.hold_ns, &acc.transfer_ns}) allreduce_sum(comm, *v);

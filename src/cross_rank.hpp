@@ -54,6 +54,10 @@ struct DesyncRow {
   int64_t seq = 0;
   std::vector<int32_t> missing_ranks, blocked_ranks;
   bool root_cause = false;  // some missing rank is blocked nowhere else: it stopped by itself
+  // seq counts this communicator's ops. For a pipeline link "pp-N:s-t", group_seq is the op's
+  // number in the p2p sequence of the whole group pp-N as the first missing rank issues it (its
+  // p2p ops on all its links of pp-N: the seq a per-group flight recorder shows); -1 otherwise.
+  int64_t group_seq = -1;
 };
 
 struct ClockSummary {
@@ -71,6 +75,9 @@ struct CrossRankResults {
   collectives::Verdict verdict;                   // every process, per rank in `evidence_ranks` order
   std::vector<int32_t> evidence_ranks;            // ranks in verdict.score / verdict.cause order
   std::vector<DesyncRow> desync;
+  // Communicators whose members lack ops only because their captures ended before they could have
+  // reached them (missing_ranks: those members; root_cause unused): no desync, matched up to there.
+  std::vector<DesyncRow> capture_ended;
   std::vector<std::vector<double>> step_ms;       // [rank index in evidence_ranks][iteration index]
   std::vector<std::vector<int64_t>> iteration_number;
   int64_t bytes_exchanged = 0;                    // sent by this process

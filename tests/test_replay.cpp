@@ -66,7 +66,7 @@ TEST(Replay, MembersThatDisagreeAreReported) {
 TEST(Replay, DesyncOnlyWhenTheMissingMemberWasStillRecorded) {
   // Ranks 0 and 1 completed 5 ops, rank 2 only 3 and its capture went on: it never reached op 3.
   auto full = [](int r) { return member(r, {{0, 10}, {100, 110}, {200, 210}, {300, 310}, {400, 410}}); };
-  auto hung = member(2, {{0, 10}, {100, 110}, {200, 210}}, 1'000'000'000);
+  auto hung = member(2, {{0, 10}, {100, 110}, {200, 210}}, 5'000'000'000);
   RankAccumulator acc(3);
   auto r = replay_communicator({full(0), full(1), hung}, identity(3), acc);
   ASSERT_EQ(r.desync.size(), 1u);
@@ -76,15 +76,125 @@ TEST(Replay, DesyncOnlyWhenTheMissingMemberWasStillRecorded) {
   auto cut = member(2, {{0, 10}, {100, 110}, {200, 210}}, 250);
   auto r2 = replay_communicator({full(0), full(1), cut}, identity(3), acc);
   EXPECT_TRUE(r2.desync.empty());
+  ASSERT_EQ(r2.capture_ended.size(), 1u);
+  EXPECT_EQ(r2.capture_ended[0].seq, 3u);
+  EXPECT_EQ(r2.capture_ended[0].missing_ranks, std::vector<int32_t>{2});
   // Blocked: rank 0 launched op 3 and waits in it, rank 1 never got there.
   auto a = member(0, {{0, 10}, {100, 110}, {200, 210}});
   a.pending_next = true;
-  auto b = member(1, {{0, 10}, {100, 110}, {200, 210}});
+  auto b = member(1, {{0, 10}, {100, 110}, {200, 210}}, 5'000'000'000);
   auto r3 = replay_communicator({a, b}, identity(2), acc);
   ASSERT_EQ(r3.desync.size(), 1u);
   EXPECT_EQ(r3.desync[0].seq, 3u);
   EXPECT_EQ(r3.desync[0].missing_ranks, std::vector<int32_t>{1});
   EXPECT_EQ(r3.desync[0].blocked_ranks, std::vector<int32_t>{0});
+}
+
+namespace {
+// A training-like communicator: `iters` iterations of a step_ns period, `per_iter` ops 300 us apart.
+std::vector<std::pair<int64_t, int64_t>> steps(int iters, int per_iter, int64_t step_ns, int64_t late = 0) {
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (int i = 0; i < iters; ++i)
+    for (int k = 0; k < per_iter; ++k) {
+      const int64_t s = i * step_ns + k * 300'000 + late;
+      v.push_back({s, i * step_ns + k * 300'000 + 200'000});
+    }
+  return v;
+}
+}  // namespace
+
+// A capture that stops earlier (nsys --duration, a trimmed export) is no desync, even when the
+// others reached their next op before it stopped: they were waiting for it, and a healthy member
+// would have arrived within the communicator's usual quiet gap. Only a capture that goes on well
+// past that (a hang runs until the job is killed) makes the member missing.
+TEST(Replay, CaptureThatEndsEarlyIsNotADesync) {
+  const int64_t step = 100'000'000;  // 100 ms steps, 4 ops each: the longest quiet gap ~99 ms
+  auto a = member(0, steps(10, 4, step)), b = member(1, steps(10, 4, step));
+  // Rank 2 stopped after 7 iterations; the others reached op 28 at 700 ms; its capture ended 40 ms
+  // later, mid-way through its compute.
+  auto c = member(2, steps(7, 4, step), 740'000'000);
+  RankAccumulator acc(3);
+  auto r = replay_communicator({a, b, c}, identity(3), acc);
+  EXPECT_TRUE(r.desync.empty());
+  ASSERT_EQ(r.capture_ended.size(), 1u);
+  EXPECT_EQ(r.capture_ended[0].seq, 28u);
+  EXPECT_EQ(r.capture_ended[0].missing_ranks, std::vector<int32_t>{2});
+  EXPECT_EQ(r.ops.size(), 28u);  // matched up to the shortest
+  // The margin is the larger of twice the longest gap and the 1 s floor.
+  EXPECT_EQ(r.hang_margin_ns, kMinHangMarginNs);
+  // Its capture went on 1.2 s past the others' arrival: it never got there.
+  c.capture_end = 700'000'000 + 1'200'000'000;
+  auto h = replay_communicator({a, b, c}, identity(3), acc);
+  ASSERT_EQ(h.desync.size(), 1u);
+  EXPECT_EQ(h.desync[0].missing_ranks, std::vector<int32_t>{2});
+  EXPECT_TRUE(h.capture_ended.empty());
+  // Slow steps (1 s): twice the longest gap (2 s) is the margin; 1.2 s later is no proof.
+  auto sa = member(0, steps(10, 4, 1'000'000'000)), sb = member(1, steps(10, 4, 1'000'000'000));
+  auto sc = member(2, steps(7, 4, 1'000'000'000), 7'000'000'000 + 1'200'000'000);
+  auto s = replay_communicator({sa, sb, sc}, identity(3), acc);
+  EXPECT_TRUE(s.desync.empty());
+  EXPECT_EQ(s.capture_ended.size(), 1u);
+  EXPECT_GT(s.hang_margin_ns, 1'900'000'000);
+  // The capture end is compared on the corrected clock: rank 2's clock runs 1.5 s ahead, so its
+  // raw capture end 1.7 s past the others' arrival is only 0.2 s past.
+  auto k = identity(3);
+  k.offset_ns[2] = 1'500'000'000;
+  auto c2 = member(2, steps(7, 4, step), 700'000'000 + 1'700'000'000);
+  for (auto& op : c2.ops) op.start += 1'500'000'000, op.end += 1'500'000'000;
+  auto o = replay_communicator({a, b, c2}, k, acc);
+  EXPECT_TRUE(o.desync.empty());
+  EXPECT_EQ(o.capture_ended.size(), 1u);
+}
+
+// Members blocked in a launched, never finished op count as arrived at their launch: a member
+// whose capture ended right after that is not missing; one whose capture went on is.
+TEST(Replay, BlockedMembersArriveAtTheirLaunch) {
+  auto a = member(0, {{0, 10}, {100, 110}});
+  a.pending_next = true, a.pending_launch = 200;
+  auto cut = member(1, {{0, 10}, {100, 110}}, 300);
+  RankAccumulator acc(2);
+  auto r = replay_communicator({a, cut}, identity(2), acc);
+  EXPECT_TRUE(r.desync.empty());
+  ASSERT_EQ(r.capture_ended.size(), 1u);
+  EXPECT_EQ(r.capture_ended[0].blocked_ranks, std::vector<int32_t>{0});
+  auto hung = member(1, {{0, 10}, {100, 110}}, 200 + 2 * kMinHangMarginNs);
+  auto h = replay_communicator({a, hung}, identity(2), acc);
+  ASSERT_EQ(h.desync.size(), 1u);
+  EXPECT_EQ(h.desync[0].seq, 2u);
+  EXPECT_EQ(h.desync[0].missing_ranks, std::vector<int32_t>{1});
+  EXPECT_EQ(h.desync[0].blocked_ranks, std::vector<int32_t>{0});
+}
+
+// A hang in a 4-stage pipeline (1F1B): the last stage, rank 3, stops issuing. Stage 2 blocks in
+// its send to stage 3 (pending on link 2-3), which leaves stage 1 blocked on link 1-2 and stage 0
+// on link 0-1. Each link reports its first missing op; only link 2-3 misses a rank that is blocked
+// nowhere (the root cause: cross_rank marks the others as victims through their blocked ranks).
+TEST(Replay, PipelineHangMissesTheHungRankOnlyOnItsOwnLink) {
+  const int64_t cap = 5'000'000'000;
+  auto link = [&](int s, int t, size_t n, bool s_pending, bool t_pending) {
+    auto a = member(s, steps(1, int(n), 1'000'000'000), cap, CollectiveType::SendRecv);
+    auto b = member(t, steps(1, int(n), 1'000'000'000), cap, CollectiveType::SendRecv);
+    a.pending_next = s_pending, b.pending_next = t_pending;
+    a.pending_launch = s_pending ? int64_t(n) * 300'000 : 0;
+    b.pending_launch = t_pending ? int64_t(n) * 300'000 : 0;
+    return std::vector<MemberOps>{a, b};
+  };
+  RankAccumulator acc(4);
+  auto l01 = replay_communicator(link(0, 1, 37, true, false), identity(4), acc);
+  auto l12 = replay_communicator(link(1, 2, 31, true, false), identity(4), acc);
+  auto l23 = replay_communicator(link(2, 3, 25, true, false), identity(4), acc);
+  for (auto* r : {&l01, &l12, &l23}) ASSERT_EQ(r->desync.size(), 1u);
+  EXPECT_EQ(l01.desync[0].seq, 37u);
+  EXPECT_EQ(l01.desync[0].missing_ranks, std::vector<int32_t>{1});
+  EXPECT_EQ(l01.desync[0].blocked_ranks, std::vector<int32_t>{0});
+  EXPECT_EQ(l12.desync[0].missing_ranks, std::vector<int32_t>{2});
+  EXPECT_EQ(l23.desync[0].seq, 25u);
+  EXPECT_EQ(l23.desync[0].missing_ranks, std::vector<int32_t>{3});
+  EXPECT_EQ(l23.desync[0].blocked_ranks, std::vector<int32_t>{2});
+  // Both members of a link blocked in the same op: no one is missing there.
+  auto both = replay_communicator(link(0, 1, 10, true, true), identity(4), acc);
+  EXPECT_TRUE(both.desync.empty());
+  EXPECT_TRUE(both.capture_ended.empty());
 }
 
 // A launch that never completed is placed on the stream one iteration back in issue (launch)

@@ -19,6 +19,7 @@ struct MemberOps {
   std::vector<CollectiveOp> ops;
   int64_t capture_end = 0;   // wall clock end of the member's capture
   bool pending_next = false;  // it launched op ops.size() but the kernel never completed
+  int64_t pending_launch = 0;  // wall clock of that launch (0: unknown)
 };
 
 // Per-rank sums over the ops of one or more communicators (indexed by global rank).
@@ -42,12 +43,31 @@ struct OpRow {
   double busbw_gbps = 0;          // 0 when the message size is unknown
 };
 
+// The first op of a communicator that not every member reached. `seq` numbers the ops of this
+// communicator's stream (its CUDA stream on every member): for a pipeline link "pp-N:s-t" that
+// is the link's own p2p count, not a count over the whole pipeline group. A member's position in
+// the group's p2p sequence is the sum of its ops over all links of the group it is on (a last or
+// first stage has one link, so there both numbers are equal).
+//
+// Missing or merely not captured? Members that completed or launched the op ("present") show when
+// it was reached. A member without it "never reached" it only if its own capture (clock-corrected
+// end) went on past the last present arrival by more than `hang_margin_ns` (CommReplay): twice the
+// longest quiet gap between consecutive ops of the communicator in normal operation (a healthy
+// member would have arrived by then), at least kMinHangMarginNs. A real hang leaves the stuck
+// member's capture running until the job is killed (the NCCL watchdog: minutes), long past that;
+// a capture that stopped (nsys --duration, a crash of the profiler, a trimmed export) ends near its
+// own last activity. Otherwise the member's capture ended: that goes to CommReplay::capture_ended,
+// not to desync.
 struct Desync {
-  uint32_t seq = 0;                  // first op some members never reached
+  uint32_t seq = 0;                  // first op some members never reached (this stream's count)
   CollectiveType type = CollectiveType::Unknown;
-  std::vector<int32_t> missing_ranks;
+  std::vector<int32_t> missing_ranks;  // members whose capture went on without them reaching it
   std::vector<int32_t> blocked_ranks;  // members that launched it and never finished
 };
+
+// Least margin between the present members' arrival and a missing member's capture end (see
+// Desync): the age a pending launch needs to count as stuck (pending_ops' default).
+inline constexpr int64_t kMinHangMarginNs = 1'000'000'000;
 
 struct CommReplay {
   std::vector<OpRow> ops;                     // matched ops
@@ -56,6 +76,11 @@ struct CommReplay {
   int64_t mismatch_seq = -1;                  // first op whose members disagree on the type
   std::string mismatch;                       // what disagreed
   std::vector<Desync> desync;                 // at most one: the first op not reached by all
+  // At most one: the first op some members lack only because their capture ended before they
+  // could have reached it (missing_ranks: those members; blocked_ranks: members waiting in it).
+  // Not a desync: matching stops there.
+  std::vector<Desync> capture_ended;
+  int64_t hang_margin_ns = 0;                 // the margin used (see Desync)
   double median_transfer_ns = 0;
   int64_t clock_violations_before = 0, clock_violations_after = 0;
 };
