@@ -127,6 +127,7 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
     for (const auto& m : members) {
       if (m.ops.size() > n) {
         d.type = m.ops[n].type;
+        if (m.ops[n].iteration >= 0 && (d.iteration < 0 || m.ops[n].iteration < d.iteration)) d.iteration = m.ops[n].iteration;
         reached_at = std::max(reached_at, clocks.correct(m.rank, m.ops[n].start));
       } else if (m.pending_next) {
         if (d.type == CollectiveType::Unknown && !m.ops.empty()) d.type = m.ops.back().type;
@@ -134,7 +135,12 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
         d.blocked_ranks.push_back(m.rank);
       }
     }
-    ended.type = d.type, ended.blocked_ranks = d.blocked_ranks;
+    if (d.iteration < 0)  // only blocked members: their last completed op's iteration
+      for (const auto& m : members)
+        if (m.pending_next && !m.ops.empty() && m.ops.back().iteration >= 0 &&
+            (d.iteration < 0 || m.ops.back().iteration < d.iteration))
+          d.iteration = m.ops.back().iteration;
+    ended.type = d.type, ended.blocked_ranks = d.blocked_ranks, ended.iteration = d.iteration;
     for (const auto& m : members) {
       if (m.ops.size() > n || m.pending_next) continue;
       const int64_t cap_end = clocks.correct(m.rank, m.capture_end);

@@ -7,8 +7,6 @@
 #include <map>
 #include <numeric>
 #include <set>
-#include <cstdio>
-#include <cstdlib>
 
 #include "ranks/changepoint.hpp"
 #include "ranks/histogram.hpp"
@@ -24,11 +22,11 @@ double mad(const std::vector<double>& v, double med) {
   return 1.4826 * median(d);
 }
 
-// Mean over iterations [from, end) of a per-iteration series (skipping the warm-up, index 0).
-double mean_from(const std::vector<double>& v, size_t from) {
+// Mean over iterations [from, to) of a per-iteration series (skipping the warm-up, index 0).
+double mean_from(const std::vector<double>& v, size_t from, size_t to) {
   double s = 0;
   size_t n = 0;
-  for (size_t i = std::max<size_t>(from, 1); i < v.size(); ++i) s += v[i], ++n;
+  for (size_t i = std::max<size_t>(from, 1); i < std::min(v.size(), to); ++i) s += v[i], ++n;
   return n ? s / double(n) : 0;
 }
 
@@ -45,40 +43,41 @@ size_t onset_index(const std::vector<double>& blame) {
   return blame.size() >= 2 && blame.back() >= 0.5 * level ? blame.size() - 1 : SIZE_MAX;
 }
 
-// Time per kernel of `name` on a rank from iteration `from` on (ns), or -1 if it has none.
-double per_kernel_ns(const RankEvidence& r, const std::string& name, size_t from) {
+// Time per kernel of `name` on a rank over iterations [from, to) (ns), or -1 if it has none.
+double per_kernel_ns(const RankEvidence& r, const std::string& name, size_t from, size_t to) {
   for (size_t n = 0; n < r.top_names.size(); ++n) {
     if (r.top_names[n] != name) continue;
     double ns = 0, cnt = 0;
-    for (size_t i = std::max<size_t>(from, 1); i < r.name_ns[n].size(); ++i) ns += r.name_ns[n][i], cnt += r.name_count[n][i];
+    for (size_t i = std::max<size_t>(from, 1); i < std::min(r.name_ns[n].size(), to); ++i)
+      ns += r.name_ns[n][i], cnt += r.name_count[n][i];
     return cnt > 0 ? ns / cnt : -1;
   }
   return -1;
 }
 
-std::string cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& peers, size_t from,
-                     double link_ratio, double excess_ms_per_it, std::string& evidence) {
+std::string cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& peers, size_t from, size_t to,
+                     double link_ratio, double extra_transfer_ms, double excess_ms_per_it, std::string& evidence) {
   // Same kernels slower?
   double weight = 0, log_ratio = 0;
   for (size_t n = 0; n < r.top_names.size(); ++n) {
-    const double mine = per_kernel_ns(r, r.top_names[n], from);
+    const double mine = per_kernel_ns(r, r.top_names[n], from, to);
     std::vector<double> theirs;
     for (const auto* p : peers)
-      if (double t = per_kernel_ns(*p, r.top_names[n], from); t > 0) theirs.push_back(t);
+      if (double t = per_kernel_ns(*p, r.top_names[n], from, to); t > 0) theirs.push_back(t);
     if (mine <= 0 || theirs.empty()) continue;
     double w = 0;
-    for (size_t i = std::max<size_t>(from, 1); i < r.name_ns[n].size(); ++i) w += r.name_ns[n][i];
+    for (size_t i = std::max<size_t>(from, 1); i < std::min(r.name_ns[n].size(), to); ++i) w += r.name_ns[n][i];
     weight += w;
     log_ratio += w * std::log(mine / median(theirs));
   }
   const double speed = weight > 0 ? std::exp(log_ratio / weight) : 1.0;
   std::vector<double> pk, pc, pi;
   for (const auto* p : peers)
-    pk.push_back(mean_from(p->kernels, from)), pc.push_back(mean_from(p->compute_ms, from)),
-        pi.push_back(mean_from(p->idle_ms, from));
-  const double kr = mean_from(r.kernels, from) / std::max(median(pk), 1e-9);
-  const double cr = mean_from(r.compute_ms, from) / std::max(median(pc), 1e-9);
-  const double extra_idle_ms = mean_from(r.idle_ms, from) - median(pi);
+    pk.push_back(mean_from(p->kernels, from, to)), pc.push_back(mean_from(p->compute_ms, from, to)),
+        pi.push_back(mean_from(p->idle_ms, from, to));
+  const double kr = mean_from(r.kernels, from, to) / std::max(median(pk), 1e-9);
+  const double cr = mean_from(r.compute_ms, from, to) / std::max(median(pc), 1e-9);
+  const double extra_idle_ms = mean_from(r.idle_ms, from, to) - median(pi);
   if (speed >= 1.08) {
     evidence = fmt::format("the same compute kernels run {:.2f}x longer than on peers of its role", speed);
     return "slow_gpu";
@@ -88,57 +87,52 @@ std::string cause_of(const RankEvidence& r, const std::vector<const RankEvidence
                            "at normal kernel speed ({:.2f}x)", kr, cr, speed);
     return "extra_work";
   }
+  // Its own transfers, not its arrival: the excess is time moving data over a slow communicator.
+  if (link_ratio >= 1.5 && excess_ms_per_it > 0 && extra_transfer_ms >= 0.5 * excess_ms_per_it) {
+    evidence = fmt::format("its transfers take {:.2f} ms more per iteration than its peers' and its communicators "
+                           "transfer up to {:.2f}x slower than their like (kernels at normal speed, {:.2f}x)",
+                           extra_transfer_ms, link_ratio, speed);
+    return "slow_link";
+  }
   if (excess_ms_per_it > 0 && extra_idle_ms >= 0.5 * excess_ms_per_it) {
     evidence = fmt::format("GPU idle {:.2f} ms more per iteration than peers before arriving late "
                            "(kernels at normal speed, {:.2f}x)", extra_idle_ms, speed);
     return "host_delay";
   }
-  if (link_ratio >= 1.5) {
-    evidence = fmt::format("its communicators transfer {:.2f}x slower than their peers", link_ratio);
-    return "slow_link";
-  }
   evidence = fmt::format("late, with normal kernel speed ({:.2f}x), work ({:.2f}x) and idle time", speed, kr);
   return "unknown";
 }
 
-}  // namespace
-
-Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms) {
-  Verdict v;
-  v.score.assign(ranks.size(), 0);
-  v.cause.assign(ranks.size(), "");
-
-  // Job step time per iteration and the steady-state run time.
-  size_t iters = 0;
-  for (const auto& r : ranks) iters = std::max(iters, r.step_ms.size());
-  for (size_t i = 0; i < iters; ++i) {
-    std::vector<double> s;
-    for (const auto& r : ranks)
-      if (i < r.step_ms.size()) s.push_back(r.step_ms[i]);
-    v.job_step_ms.push_back(median(s));
+// Slow communicators: compared only with their like (same family, or every two-member SendRecv
+// link for pipeline p2p, and the same number of hosts: NVLink inside a host is not a slow NIC).
+void find_slow_links(const std::vector<CommEvidence>& comms, Verdict& v, std::map<int, double>& rank_link_ratio,
+                     std::map<int, std::set<std::string>>& rank_slow_comms) {
+  std::map<std::pair<uint64_t, size_t>, std::vector<const CommEvidence*>> groups;
+  for (const auto& c : comms) {
+    const bool p2p = c.type == CollectiveType::SendRecv && c.ranks.size() == 2;
+    groups[{p2p ? 0 : c.family, c.hosts.size()}].push_back(&c);
   }
-  double run_ms = 0;
-  for (size_t i = 1; i < v.job_step_ms.size(); ++i) run_ms += v.job_step_ms[i];
-
-  // Slow communicators by family.
-  std::map<uint64_t, std::vector<const CommEvidence*>> families;
-  for (const auto& c : comms) families[c.family].push_back(&c);
-  std::map<int, std::vector<double>> rank_link_ratios;
-  for (const auto& [fam, members] : families) {
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
     // Baseline: the faster half's median (lower quartile), so that a link slowing half of a
-    // small family still stands out.
+    // small group still stands out.
     std::vector<double> t;
     for (const auto* c : members) t.push_back(c->median_transfer_ns);
     std::sort(t.begin(), t.end());
-    const double med = median(std::vector<double>(t.begin(), t.begin() + long((t.size() + 1) / 2)));
+    const double base = median(std::vector<double>(t.begin(), t.begin() + long((t.size() + 1) / 2)));
     std::vector<const CommEvidence*> slow;
     std::vector<double> ratios;
     for (const auto* c : members) {
-      const double ratio = med > 0 ? c->median_transfer_ns / med : 1.0;
-      for (int r : c->ranks) rank_link_ratios[r].push_back(ratio);
-      if (members.size() >= 2 && ratio >= 1.5) slow.push_back(c), ratios.push_back(ratio);
+      const double ratio = base > 0 ? c->median_transfer_ns / base : 1.0;
+      for (int r : c->ranks) {
+        rank_link_ratio[r] = std::max(rank_link_ratio[r], ratio);
+        if (ratio >= 1.5) rank_slow_comms[r].insert(c->name);
+      }
+      if (ratio >= 1.5) slow.push_back(c), ratios.push_back(ratio);
     }
     if (slow.empty() || slow.size() * 2 > members.size()) continue;  // half slow is the norm, not a link
+    // The hosts every slow communicator spans (else those most of them span): a ring is as slow as
+    // its slowest hop, so a link is only narrowed down as far as the communicators allow.
     std::map<std::string, size_t> seen;
     for (const auto* c : slow)
       for (const auto& h : c->hosts) seen[h]++;
@@ -153,13 +147,85 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     link.slowdown = median(ratios);
     v.slow_links.push_back(std::move(link));
   }
+  // One link seen by several groups (all-reduce and p2p over a host's NIC) is one row: rows that
+  // share hosts merge into the hosts they share.
+  auto& L = v.slow_links;
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < L.size() && !merged; ++i)
+      for (size_t j = i + 1; j < L.size() && !merged; ++j) {
+        std::vector<std::string> both;
+        std::set_intersection(L[i].hosts.begin(), L[i].hosts.end(), L[j].hosts.begin(), L[j].hosts.end(),
+                              std::back_inserter(both));
+        if (both.empty()) continue;
+        L[i].hosts = both;
+        L[i].communicators.insert(L[i].communicators.end(), L[j].communicators.begin(), L[j].communicators.end());
+        if (L[j].slowdown > L[i].slowdown) L[i].slowdown = L[j].slowdown, L[i].collective = L[j].collective;
+        L.erase(L.begin() + long(j)), merged = true;
+      }
+  }
+}
+
+int64_t number(const RankEvidence& r, size_t index) {
+  return index < r.iteration_number.size() ? r.iteration_number[index] : int64_t(index);
+}
+
+bool explained_by_slow_links(const std::vector<SlowLink>& links, const std::set<std::string>& slow_comms) {
+  for (const auto& name : slow_comms) {
+    bool listed = false;
+    for (const auto& l : links) listed |= std::find(l.communicators.begin(), l.communicators.end(), name) != l.communicators.end();
+    if (!listed) return false;
+  }
+  return !slow_comms.empty();
+}
+
+// The iterations [from, to) a straggler is judged on: the whole steady run, and the stretches
+// after (and before) each change of the job step time, so that a rank that turned slow late in a
+// long capture is not averaged away.
+struct Window {
+  size_t from, to;
+};
+
+}  // namespace
+
+Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms,
+               size_t clean_iterations) {
+  Verdict v;
+  v.score.assign(ranks.size(), 0);
+  v.cause.assign(ranks.size(), "");
+
+  // Job step time per iteration. Ranks are compared only over the iterations every rank has
+  // (a capture that ends early or a hung rank leaves the others' later iterations unmatched).
+  size_t iters = 0, common = SIZE_MAX;
+  for (const auto& r : ranks) {
+    iters = std::max(iters, r.step_ms.size());
+    if (!r.step_ms.empty()) common = std::min(common, r.step_ms.size());
+  }
+  if (common == SIZE_MAX) common = 0;
+  common = std::min(common, clean_iterations);
+  for (size_t i = 0; i < iters; ++i) {
+    std::vector<double> s;
+    for (const auto& r : ranks)
+      if (i < r.step_ms.size()) s.push_back(r.step_ms[i]);
+    v.job_step_ms.push_back(median(s));
+  }
+  v.common_iterations = common;
+  auto run_ms = [&](Window w) {
+    double t = 0;
+    for (size_t i = std::max<size_t>(w.from, 1); i < w.to; ++i) t += v.job_step_ms[i];
+    return t;
+  };
+
+  std::map<int, double> rank_link_ratio;
+  std::map<int, std::set<std::string>> rank_slow_comms;
+  find_slow_links(comms, v, rank_link_ratio, rank_slow_comms);
 
   // Excess own time per rank and iteration, against the role's median.
   std::map<int, std::vector<size_t>> roles;
   for (size_t i = 0; i < ranks.size(); ++i) roles[ranks[i].role].push_back(i);
-  std::vector<std::vector<double>> excess(ranks.size(), std::vector<double>(iters, 0.0));
+  std::vector<std::vector<double>> excess(ranks.size(), std::vector<double>(common, 0.0));
   for (const auto& [role, idx] : roles)
-    for (size_t it = 1; it < iters; ++it) {
+    for (size_t it = 1; it < common; ++it) {
       std::vector<double> own(idx.size(), 0.0);
       for (size_t k = 0; k < idx.size(); ++k) {
         const auto& r = ranks[idx[k]];
@@ -169,48 +235,15 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       const double med = median(own);
       for (size_t k = 0; k < idx.size(); ++k) excess[idx[k]][it] = own[k] - med;
     }
-  for (const auto& [role, idx] : roles) {
-    std::vector<double> total;
-    for (size_t i : idx) total.push_back(std::accumulate(excess[i].begin(), excess[i].end(), 0.0));
-    const double med = median(total);
-    const double spread = std::max(mad(total, med), 0.005 * run_ms);
-    std::vector<const RankEvidence*> peers;
-    for (size_t i : idx) peers.push_back(&ranks[i]);
-    for (size_t k = 0; k < idx.size(); ++k) {
-      const size_t i = idx[k];
-      const auto& r = ranks[i];
-      v.score[i] = spread > 0 ? (total[k] - med) / spread : 0;
-      if (getenv("SS_DEBUG")) fprintf(stderr, "rank %d role %d excess %.1f score %.1f blame %.1f wait %.1f\n", r.rank, role, total[k], v.score[i], r.blame_ns/1e6, r.wait_ns/1e6);
-      if (v.score[i] < 6 || total[k] < 0.01 * run_ms || r.blame_ns / 1e6 < 0.01 * run_ms) continue;
-      Straggler s;
-      s.rank = r.rank, s.host = r.host;
-      s.blame_ms = r.blame_ns / 1e6, s.hold_ms = r.hold_ns / 1e6, s.excess_ms = total[k];
-      s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
-      s.score = v.score[i];
-      const size_t on = onset_index(excess[i]);
-      const size_t from = on == SIZE_MAX ? 1 : on;
-      if (on != SIZE_MAX)
-        s.onset_iteration = on < r.iteration_number.size() ? r.iteration_number[on] : int64_t(on);
-      std::vector<const RankEvidence*> others;
-      for (const auto* p : peers)
-        if (p != &r) others.push_back(p);
-      const auto& lr = rank_link_ratios[r.rank];
-      s.cause = cause_of(r, others, from, lr.empty() ? 1.0 : median(lr), mean_from(excess[i], from), s.evidence);
-      s.evidence = fmt::format("{:.1f} ms more own time than its stage peers, peers waited {:.1f} ms on it, last in "
-                               "{:.0f}% of its collectives; ", s.excess_ms, s.blame_ms, 100 * s.late_fraction) +
-                   s.evidence;
-      v.cause[i] = s.cause;
-      v.stragglers.push_back(std::move(s));
-    }
-  }
-  std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
 
-  // Change points of the job step time (warm-up excluded).
-  if (v.job_step_ms.size() > 1) {
-    std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.end());
+  // Change points of the job step time (warm-up excluded, common iterations only).
+  std::vector<Window> windows{{1, common}};
+  if (common > 1) {
+    std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.begin() + long(common));
     for (const auto& cp : ranks::change_points(steady)) {
       JobChangePoint j;
       const size_t at = cp.index + 1;
+      windows.push_back({at, common}), windows.push_back({1, at});
       j.before_ms = cp.before, j.after_ms = cp.after;
       j.iteration = int64_t(at);
       for (size_t i = 0; i < ranks.size(); ++i) {
@@ -224,6 +257,72 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       v.change_points.push_back(std::move(j));
     }
   }
+
+  for (const auto& [role, idx] : roles) {
+    std::vector<const RankEvidence*> peers;
+    for (size_t i : idx) peers.push_back(&ranks[i]);
+    std::vector<double> transfers;
+    for (const auto* p : peers) transfers.push_back(p->transfer_ns);
+    const double median_transfer_ns = median(transfers);
+    // Per window: robust z of each rank's summed excess among its role.
+    std::vector<double> best_z(idx.size(), -1e300);
+    std::vector<int> best_w(idx.size(), -1);
+    for (size_t w = 0; w < windows.size(); ++w) {
+      const Window win = windows[w];
+      const double run = run_ms(win);
+      std::vector<double> total;
+      for (size_t i : idx) total.push_back(std::accumulate(excess[i].begin() + long(win.from), excess[i].begin() + long(win.to), 0.0));
+      const double med = median(total);
+      const double spread = std::max(mad(total, med), 0.0025 * run);
+      for (size_t k = 0; k < idx.size(); ++k) {
+        const auto& r = ranks[idx[k]];
+        const double z = spread > 0 ? (total[k] - med) / spread : 0;
+        if (w == 0) v.score[idx[k]] = z;
+        double blame = 0;
+        for (size_t i = win.from; i < win.to && i < r.blame_by_iteration.size(); ++i) blame += r.blame_by_iteration[i] / 1e6;
+        if (z < 6 || total[k] < 0.01 * run || blame < 0.01 * run) continue;
+        if (best_w[k] < 0 || z > best_z[k]) best_z[k] = z, best_w[k] = int(w);
+      }
+    }
+    for (size_t k = 0; k < idx.size(); ++k) {
+      if (best_w[k] < 0) continue;
+      const size_t i = idx[k];
+      const auto& r = ranks[i];
+      const Window win = windows[size_t(best_w[k])];
+      Straggler s;
+      s.rank = r.rank, s.host = r.host;
+      s.blame_ms = r.blame_ns / 1e6, s.hold_ms = r.hold_ns / 1e6;
+      s.excess_ms = std::accumulate(excess[i].begin() + long(win.from), excess[i].begin() + long(win.to), 0.0);
+      s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
+      s.score = best_z[k];
+      v.score[i] = std::max(v.score[i], s.score);
+      std::vector<double> in_window(excess[i].begin(), excess[i].begin() + long(win.to));
+      std::fill(in_window.begin(), in_window.begin() + long(win.from), 0.0);
+      const size_t on = onset_index(in_window);
+      const size_t from = on == SIZE_MAX ? win.from : on;
+      if (on != SIZE_MAX)
+        s.onset_iteration = on < r.iteration_number.size() ? r.iteration_number[on] : int64_t(on);
+      std::vector<const RankEvidence*> others;
+      for (const auto* p : peers)
+        if (p != &r) others.push_back(p);
+      // Transfer time beyond its role's median, per iteration of its profile.
+      const double extra_transfer_ms =
+          (r.transfer_ns - median_transfer_ns) / 1e6 / double(std::max<size_t>(r.step_ms.size(), 1));
+      const double excess_per_it = s.excess_ms / double(std::max<size_t>(win.to - std::max<size_t>(from, 1), 1));
+      s.cause = cause_of(r, others, from, win.to, rank_link_ratio[r.rank], extra_transfer_ms, excess_per_it, s.evidence);
+      s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
+                               "{:.0f}% of its collectives; ",
+                               s.excess_ms, best_w[k] == 0 ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),
+                               s.blame_ms, 100 * s.late_fraction) +
+                   s.evidence;
+      // Its transfers are slow only on communicators already named in slow_links: the link is the
+      // finding, not the rank (the contract's "transfers slow for reasons no single rank explains").
+      if (s.cause == "slow_link" && explained_by_slow_links(v.slow_links, rank_slow_comms[r.rank])) continue;
+      v.cause[i] = s.cause;
+      v.stragglers.push_back(std::move(s));
+    }
+  }
+  std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
   return v;
 }
 

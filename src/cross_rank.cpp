@@ -138,7 +138,7 @@ std::vector<double> get_vec(ByteReader& r) {
 
 void put_evidence(ByteWriter& w, const c::RankEvidence& e) {
   w.pod(e.rank), w.str(e.host), w.pod(e.role), w.pod(e.ops), w.pod(e.late), w.pod(e.wait_ns), w.pod(e.blame_ns);
-  w.pod(e.hold_ns);
+  w.pod(e.hold_ns), w.pod(e.transfer_ns);
   put_vec(w, e.blame_by_iteration), put_vec(w, e.wait_by_iteration), put_vec(w, e.step_ms), put_vec(w, e.compute_ms), put_vec(w, e.kernels);
   put_vec(w, e.idle_ms);
   w.pod<uint64_t>(e.iteration_number.size());
@@ -150,7 +150,7 @@ void put_evidence(ByteWriter& w, const c::RankEvidence& e) {
 c::RankEvidence get_evidence(ByteReader& r) {
   c::RankEvidence e;
   e.rank = r.pod<int>(), e.host = r.str(), e.role = r.pod<int>(), e.ops = r.pod<double>(), e.late = r.pod<double>();
-  e.wait_ns = r.pod<double>(), e.blame_ns = r.pod<double>(), e.hold_ns = r.pod<double>();
+  e.wait_ns = r.pod<double>(), e.blame_ns = r.pod<double>(), e.hold_ns = r.pod<double>(), e.transfer_ns = r.pod<double>();
   e.blame_by_iteration = get_vec(r), e.wait_by_iteration = get_vec(r), e.step_ms = get_vec(r), e.compute_ms = get_vec(r), e.kernels = get_vec(r);
   e.idle_ms = get_vec(r);
   e.iteration_number.resize(r.pod<uint64_t>());
@@ -271,9 +271,9 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     comm_stats[ci * 5 + 4] = double(replay.clock_violations_after);
     res.comms[ci].mismatch = replay.mismatch;
     for (const auto& d : replay.desync)
-      my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false});
+      my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
     for (const auto& d : replay.capture_ended)
-      my_ended.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false});
+      my_ended.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
     res.owned.push_back({ci, std::move(replay)});
   }
   allreduce_sum(comm, comm_stats);
@@ -292,7 +292,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     for (const auto* rows : {&my_desync, &my_ended})
       for (const auto& d : *rows) {
         w.pod<uint8_t>(rows == &my_ended);
-        w.str(d.communicator), w.pod(d.type), w.pod(d.seq), w.pod<uint64_t>(d.missing_ranks.size());
+        w.str(d.communicator), w.pod(d.type), w.pod(d.seq), w.pod(d.iteration), w.pod<uint64_t>(d.missing_ranks.size());
         for (auto r : d.missing_ranks) w.pod(r);
         w.pod<uint64_t>(d.blocked_ranks.size());
         for (auto r : d.blocked_ranks) w.pod(r);
@@ -305,6 +305,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
         const bool ended = r.pod<uint8_t>() != 0;
         DesyncRow d;
         d.communicator = r.str(), d.type = r.pod<c::CollectiveType>(), d.seq = r.pod<int64_t>();
+        d.iteration = r.pod<int32_t>();
         d.missing_ranks.resize(r.pod<uint64_t>());
         for (auto& x : d.missing_ranks) x = r.pod<int32_t>();
         d.blocked_ranks.resize(r.pod<uint64_t>());
@@ -364,7 +365,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     const size_t r = size_t(in.rank);
     e.rank = in.rank, e.host = in.host, e.role = layout && in.rank < layout->world() ? layout->pp_rank(in.rank) : 0;
     e.ops = acc.ops[r], e.late = acc.late[r], e.wait_ns = acc.wait_ns[r], e.blame_ns = acc.blame_ns[r];
-    e.hold_ns = acc.hold_ns[r], e.blame_by_iteration = acc.blame_by_iteration[r];
+    e.hold_ns = acc.hold_ns[r], e.transfer_ns = acc.transfer_ns[r], e.blame_by_iteration = acc.blame_by_iteration[r];
     e.wait_by_iteration = acc.wait_by_iteration[r];
     e.iteration_number = in.iteration_number, e.step_ms = in.step_ms;
     for (double x : in.work.compute_ns) e.compute_ms.push_back(x / 1e6);
@@ -394,7 +395,12 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     x.hosts.assign(hosts.begin(), hosts.end());
     ce.push_back(std::move(x));
   }
-  res.verdict = c::decide(evidence, ce);
+  // Stragglers are judged only on iterations before the first desync: from there on the members
+  // that reached an op wait for ones that never come, which no one is to blame for as a straggler.
+  size_t clean = SIZE_MAX;
+  for (const auto& d : res.desync)
+    if (d.iteration >= 0) clean = std::min(clean, size_t(d.iteration));
+  res.verdict = c::decide(evidence, ce, clean);
   MPI_Allreduce(&res.bytes_exchanged, &res.bytes_exchanged_total, 1, MPI_INT64_T, MPI_SUM, comm);
   for (const auto& e : evidence) {
     res.evidence_ranks.push_back(e.rank);

@@ -58,6 +58,7 @@ struct DesyncRow {
   // number in the p2p sequence of the whole group pp-N as the first missing rank issues it (its
   // p2p ops on all its links of pp-N: the seq a per-group flight recorder shows); -1 otherwise.
   int64_t group_seq = -1;
+  int32_t iteration = -1;  // iteration index of the op where it was reached (-1: unknown)
 };
 
 struct ClockSummary {

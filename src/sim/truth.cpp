@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
+#include <set>
+
 namespace sim {
 namespace {
 
@@ -25,6 +28,63 @@ std::string fault_json(const Fault& f) {
       return fmt::format(R"({{"kind": "{}", "rank": {}, "iteration": {}}})", k, f.rank, f.from_iter);
   }
   return "{}";
+}
+
+// What straggler-scan can see of the planted slow links: a communicator is compared only with its
+// like (same kind, p2p pipeline links together, same number of hosts), so a slow link shows only
+// where at most half of such a group crosses it, and is narrowed down only to the hosts common to
+// the communicators it slows (a ring is as slow as its slowest hop). Rows sharing hosts merge.
+std::vector<std::vector<int>> observable_slow_links(const Simulation& sim) {
+  const int world = sim.world;
+  topology::HostPlacement hp;
+  hp.hosts = sim.opt.hosts;
+  std::map<std::pair<std::string, size_t>, std::vector<std::set<int>>> groups;  // member hosts per comm
+  auto add = [&](const std::string& kind, const std::vector<int>& ranks) {
+    std::set<int> hosts;
+    for (int r : ranks) hosts.insert(hp.host_of(r, world));
+    groups[{kind, hosts.size()}].push_back(hosts);
+  };
+  for (const CommInfo& c : sim.comms) {
+    if (c.ranks.size() < 2) continue;
+    if (c.kind == "pp")
+      for (size_t i = 0; i + 1 < c.ranks.size(); ++i) add("p2p", {c.ranks[i], c.ranks[i + 1]});
+    else
+      add(c.kind, c.ranks);
+  }
+  std::vector<std::set<int>> rows;
+  for (const Fault& f : sim.opt.faults) {
+    if (f.kind != FaultKind::SlowLink) continue;
+    for (const auto& [key, comms] : groups) {
+      std::vector<const std::set<int>*> slowed;
+      for (const auto& h : comms) {
+        const bool hit = f.host_a == f.host_b ? h.count(f.host_a) && h.size() > 1 : h.count(f.host_a) && h.count(f.host_b);
+        if (hit) slowed.push_back(&h);
+      }
+      if (comms.size() < 2 || slowed.empty() || 2 * slowed.size() > comms.size()) continue;
+      std::set<int> common = *slowed.front();
+      for (const auto* h : slowed) {
+        std::set<int> keep;
+        for (int x : common)
+          if (h->count(x)) keep.insert(x);
+        common = keep;
+      }
+      if (!common.empty()) rows.push_back(common);
+    }
+  }
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < rows.size() && !merged; ++i)
+      for (size_t j = i + 1; j < rows.size() && !merged; ++j) {
+        std::set<int> both;
+        for (int x : rows[i])
+          if (rows[j].count(x)) both.insert(x);
+        if (both.empty()) continue;
+        rows[i] = both, rows.erase(rows.begin() + long(j)), merged = true;
+      }
+  }
+  std::vector<std::vector<int>> out;
+  for (const auto& r : rows) out.emplace_back(r.begin(), r.end());
+  return out;
 }
 
 }  // namespace
@@ -80,9 +140,10 @@ std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files
   }
   out("],\n  \"slow_links\": [");
   first = true;
-  for (const Fault& f : o.faults) {
-    if (f.kind != FaultKind::SlowLink) continue;
-    out(R"({}{{"hosts": ["{}", "{}"]}})", first ? "" : ", ", topology::host_name(f.host_a), topology::host_name(f.host_b));
+  for (const auto& hosts : observable_slow_links(sim)) {
+    std::vector<std::string> names;
+    for (int h : hosts) names.push_back(fmt::format(R"("{}")", topology::host_name(h)));
+    out(R"({}{{"hosts": [{}]}})", first ? "" : ", ", fmt::join(names, ", "));
     first = false;
   }
   out("],\n  \"desync\": [");

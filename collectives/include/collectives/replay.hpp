@@ -63,6 +63,7 @@ struct Desync {
   CollectiveType type = CollectiveType::Unknown;
   std::vector<int32_t> missing_ranks;  // members whose capture went on without them reaching it
   std::vector<int32_t> blocked_ranks;  // members that launched it and never finished
+  int32_t iteration = -1;  // iteration index of the op on the members that reached it (earliest)
 };
 
 // Least margin between the present members' arrival and a missing member's capture end (see

@@ -4,11 +4,16 @@
 // data-parallel all-reduce and is "last" there too. What separates the cause from its victims is
 // its own time: own = step time - time waiting inside collectives (Scalasca's "delay"). Per
 // steady iteration, excess = own - median own of the peers of the same role (pipeline stage when
-// the layout is known, else all ranks). A rank is a straggler when
+// the layout is known, else all ranks). Ranks are compared only over the iterations every rank
+// has and before the first desync (a hung rank or a capture that ends early leaves the others'
+// later collectives unmatched, which would look like own time). A rank is a straggler when, over
+// the whole steady run or over the stretch after (or before) a change point of the job step time
+// (so that a rank that turned slow late in a long capture is not averaged away):
 //   * its summed excess is an outlier: > median + 6 x (1.4826 MAD) of the role's excesses, the
-//     MAD floored at 0.5% of the run time (5% jitter alone must not qualify), and
-//   * it matters: excess and blame (peer time spent waiting for it) are each >= 1% of the
-//     steady-state run time (sum of the job's median step times).
+//     MAD floored at 0.25% of that stretch's run time, so at least 1.5% of it (healthy runs with
+//     5% kernel jitter stay below 0.3%), and
+//   * it matters: excess and blame (peer time spent waiting for it) in that stretch are each
+//     >= 1% of its run time (sum of the job's median step times).
 //   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
 //   a straggler.
 // Since when. onset = first iteration from which its excess stays (two consecutive iterations)
@@ -16,17 +21,24 @@
 // Why (over iterations from the onset on, against role peers' medians):
 //   slow_gpu    the same kernels (its top kernels by time, matched by name) take >= 1.08x longer;
 //   extra_work  else, >= 1.08x the compute kernels or compute time per iteration;
-//   host_delay  else, GPU idle per iteration exceeds peers' by >= 50% of its blame per iteration
+//   slow_link   else, its transfers (end - last arrival) exceed its peers' by >= half its excess and
+//               a communicator of its is >= 1.5x slower than its like; a rank whose slow
+//               communicators are all named in slow_links is not listed (the link is the finding);
+//   host_delay  else, GPU idle per iteration exceeds peers' by >= 50% of its excess per iteration
 //               (the GPU sat idle before the late arrival);
-//   slow_link   else, the communicators it belongs to transfer >= 1.5x slower than their peers;
 //   unknown     otherwise.
-// Slow links: communicators of one family (same collective sequence, rate and size) are compared
-//   by median transfer time; those >= 1.5x the family's lower quartile are slow (when at most half
-//   of the family is), and the hosts common to all slow ones (else those in most of them) are named.
+// Slow links: a communicator is compared only with its like: the same family (same collective
+//   sequence, rate and size) or, for pipeline p2p, every two-member SendRecv link; and the same
+//   number of hosts (NVLink inside a host is not a slow NIC). Those >= 1.5x the group's lower
+//   quartile of median transfer time are slow (when at most half of the group is); the hosts
+//   common to all slow ones (else those in most of them) are named: a ring is as slow as its
+//   slowest hop, so a link is narrowed down only as far as the communicators allow. Rows that
+//   share hosts merge into the shared hosts (one slow NIC seen by all-reduce and p2p).
 // Change points in the job step time (median over ranks per iteration, warm-up excluded), with
 //   ranks/changepoint.hpp; culprits are the ranks whose excess own time rose there by at least
 //   half of the step-time shift.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +52,7 @@ struct RankEvidence {
   std::string host;
   int role = 0;
   double ops = 0, late = 0, wait_ns = 0, blame_ns = 0, hold_ns = 0;
+  double transfer_ns = 0;  // summed over its matched collectives (end - last arrival)
   std::vector<double> blame_by_iteration, wait_by_iteration;  // ns, by iteration index
   // Per iteration index (index 0 = warm-up):
   std::vector<int64_t> iteration_number;
@@ -85,8 +98,11 @@ struct Verdict {
   std::vector<double> score;          // per input rank (same order): robust z of blame in its role
   std::vector<std::string> cause;     // per input rank: cause if a straggler, else ""
   std::vector<double> job_step_ms;    // per iteration index: median over ranks
+  size_t common_iterations = 0;       // iteration indexes every rank has (warm-up included)
 };
 
-Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms);
+// `clean_iterations`: iteration indexes [0, n) before the first desync (SIZE_MAX: no desync).
+Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms,
+               size_t clean_iterations = SIZE_MAX);
 
 }  // namespace collectives
