@@ -71,6 +71,19 @@ std::string summary_json(const RunSummaryInput& in) {
       j.end_array().key("collective").value(collectives::collective_name(d.type));
       j.key("blocked_ranks").begin_array();
       for (auto r : d.blocked_ranks) j.value(r);
+      j.end_array();
+      // A pipeline link's seq counts that link's ops; group_seq the group's p2p ops over all links.
+      if (d.group_seq >= 0) j.key("group_seq").value(d.group_seq);
+      j.end_object();
+    }
+  j.end_array();
+  // Members whose capture ended before they reached an op the others reached (not a hang).
+  j.key("capture_ended").begin_array();
+  if (x)
+    for (const auto& d : x->capture_ended) {
+      j.begin_object().key("communicator").value(d.communicator).key("seq").value(d.seq);
+      j.key("ranks").begin_array();
+      for (auto r : d.missing_ranks) j.value(r);
       j.end_array().end_object();
     }
   j.end_array();
