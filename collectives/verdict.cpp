@@ -237,7 +237,8 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     }
 
   // Change points of the job step time (warm-up excluded, common iterations only).
-  std::vector<Window> windows{{1, common}};
+  std::vector<Window> windows;  // empty without a steady iteration every rank has (e.g. an early hang)
+  if (common > 1) windows.push_back({1, common});
   if (common > 1) {
     std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.begin() + long(common));
     for (const auto& cp : ranks::change_points(steady)) {

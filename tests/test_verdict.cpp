@@ -316,6 +316,11 @@ TEST(Verdict, HangIsADesyncWithTheFirstMissingOp) {
   run(r, sim_args(kLayouts[0], 9, 16) + " --fault hang:9:11", "--layout 2x2x8");
   EXPECT_EQ(count(r.summary, "stragglers"), 0u) << r.report;
   expect_desync_as_planted(r);
+  // Stopped in the first steady iteration: no iteration left to judge stragglers on (once crashed).
+  Analysis early;
+  run(early, sim_args(kLayouts[0], 144, 16) + " --fault hang:20:1", "--layout 2x2x8");
+  EXPECT_EQ(count(early.summary, "stragglers"), 0u) << early.report;
+  expect_desync_as_planted(early);
 }
 
 // Deeper pipelines: the stages upstream of the hung rank block in their p2p and never reach their
