@@ -1,6 +1,9 @@
 #include "ranks/discovery.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -8,6 +11,32 @@
 
 namespace ranks {
 namespace fs = std::filesystem;
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char hex[8];
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // C1 control (U+0080..U+009F), e.g. NEL
+      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(text[++i]));
+      out += hex;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
 
 namespace {
 
@@ -38,7 +67,7 @@ std::string trim(std::string s) {
 std::map<std::string, std::vector<RankMapEntry>> read_rank_map(const std::string& file,
                                                                 const std::vector<ProfileFile>& files) {
   std::ifstream in(file);
-  if (!in) throw UsageError(file + ": cannot read rank map");
+  if (!in) throw UsageError(printable(file) + ": cannot read rank map");
   std::map<std::string, std::vector<RankMapEntry>> out;
   std::string line;
   int lineno = 0;
@@ -53,7 +82,7 @@ std::map<std::string, std::vector<RankMapEntry>> read_rank_map(const std::string
     cells.push_back(trim(line.substr(pos)));
     if (lineno == 1 && cells.size() == 3 && cells[2] == "rank") continue;  // header
     auto bad = [&](const std::string& why) {
-      return UsageError(file + ":" + std::to_string(lineno) + ": " + why + " (expected file,key,rank)");
+      return UsageError(printable(file + ":" + std::to_string(lineno) + ": " + why + " (expected file,key,rank)"));
     };
     if (cells.size() != 3) throw bad("need 3 columns");
     RankMapEntry e;
@@ -84,6 +113,33 @@ std::map<std::string, std::vector<RankMapEntry>> read_rank_map(const std::string
 
 }  // namespace
 
+namespace {
+
+const char* file_kind(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "not a file";
+  }
+}
+
+// A regular file (or a link to one) is a profile; a name that does not resolve (broken link,
+// permission) is kept so that reading it says why; anything else is skipped.
+void consider(const fs::path& p, Discovery& d) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (ec || st.type() == fs::file_type::not_found || fs::is_regular_file(st)) {
+    add_file(p, d.files);
+  } else {
+    d.skipped.push_back({p.string(), std::string("not a regular file (") + file_kind(st.type()) + ")", std::nullopt});
+  }
+}
+
+}  // namespace
+
 Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOptions& opt) {
   Discovery d;
   for (const auto& in : inputs) {
@@ -91,26 +147,54 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
     fs::path p(in);
     if (fs::is_directory(p, ec)) {
       fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-      if (ec) throw UsageError(in + ": cannot list directory (" + ec.message() + ")");
+      if (ec) throw UsageError(printable(in) + ": cannot list directory (" + ec.message() + ")");
       for (; it != end; it.increment(ec)) {
-        if (ec) throw UsageError(in + ": cannot list directory (" + ec.message() + ")");
+        if (ec) throw UsageError(printable(in) + ": cannot list directory (" + ec.message() + ")");
         const auto name = it->path().filename().string();
         if (!name.empty() && name[0] == '.') {
           if (it->is_directory(ec)) it.disable_recursion_pending();
           continue;
         }
-        if (it->path().extension() == ".sqlite" && !it->is_directory(ec)) add_file(it->path(), d.files);
+        if (it->path().extension() == ".sqlite") consider(it->path(), d);
       }
-    } else if (fs::exists(p, ec)) {
-      add_file(p, d.files);
+    } else if (fs::exists(fs::symlink_status(p, ec))) {
+      consider(p, d);
     } else {
-      throw UsageError(in + ": no such file or directory");
+      throw UsageError(printable(in) + ": no such file or directory");
     }
   }
   std::sort(d.files.begin(), d.files.end(), [](auto& a, auto& b) { return a.path < b.path; });
-  d.files.erase(std::unique(d.files.begin(), d.files.end(), [](auto& a, auto& b) { return a.path == b.path; }),
-                d.files.end());
-  if (d.files.empty()) throw UsageError("no profile (*.sqlite) found in " + (inputs.empty() ? "" : inputs[0]));
+  // One name given twice (`run` and `./run/rank_0.sqlite`): silently once.
+  auto same_name = [](const ProfileFile& a, const ProfileFile& b) {
+    return a.path == b.path || fs::absolute(a.path).lexically_normal() == fs::absolute(b.path).lexically_normal();
+  };
+  d.files.erase(std::unique(d.files.begin(), d.files.end(), same_name), d.files.end());
+  // Two names of one file (a symlink, a hard link): the first in path order is read, the others
+  // are reported (otherwise one profile would be analysed as two ranks).
+  {
+    std::map<std::pair<dev_t, ino_t>, std::string> first;
+    std::vector<ProfileFile> kept;
+    for (auto& f : d.files) {
+      struct stat st {};
+      if (::stat(f.path.c_str(), &st) == 0) {
+        auto [it, fresh] = first.emplace(std::make_pair(st.st_dev, st.st_ino), f.path);
+        if (!fresh) {
+          d.skipped.push_back({f.path, "same file as " + printable(it->second) + " (a second name of it)", std::nullopt});
+          continue;
+        }
+      }
+      kept.push_back(std::move(f));
+    }
+    d.files = std::move(kept);
+  }
+  std::sort(d.skipped.begin(), d.skipped.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  if (d.files.empty()) {
+    std::string where = inputs.empty() ? "" : printable(inputs[0]);
+    if (!d.skipped.empty())
+      where += " (skipped " + printable(d.skipped[0].path) + ": " + d.skipped[0].reason +
+               (d.skipped.size() > 1 ? ", and " + std::to_string(d.skipped.size() - 1) + " more" : "") + ")";
+    throw UsageError("no profile (*.sqlite) found in " + where);
+  }
 
   std::regex rank_re, node_re(R"((?:node|host|nid)[-_]?(\d+))", std::regex::icase),
       trailing_re(R"((\d+)\.sqlite$)");
@@ -119,22 +203,30 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
                   ? std::regex(R"(rank[-_]?(\d+)|\.(\d+)\.sqlite$)", std::regex::icase)
                   : std::regex(opt.rank_pattern);
   } catch (const std::regex_error& e) {
-    throw UsageError("--rank-pattern: invalid regular expression '" + opt.rank_pattern + "'");
+    throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "'");
   }
-  for (auto& f : d.files) {
-    const std::string name = fs::path(f.path).filename().string();
+  auto rank_of = [&](const std::string& path) -> std::optional<int> {
+    const std::string name = fs::path(path).filename().string();
     std::smatch m;
     if (std::regex_search(name, m, rank_re))
       for (size_t g = 1; g < m.size(); ++g)
-        if (m[g].matched) {
-          f.rank_from_name = capture_int(m[g].str() + "", std::regex("^(\\d+)$"));
-          break;
-        }
+        if (m[g].matched) return capture_int(m[g].str() + "", std::regex("^(\\d+)$"));
+    return std::nullopt;
+  };
+  for (auto& f : d.files) {
+    const std::string name = fs::path(f.path).filename().string();
+    f.rank_from_name = rank_of(f.path);
     if (!f.rank_from_name) {
       f.node_from_name = capture_int(name, node_re);
       if (!f.node_from_name) f.node_from_name = capture_int(name, trailing_re);
     }
   }
+  for (auto& s : d.skipped) s.rank_from_name = rank_of(s.path);
+  if (!opt.rank_pattern.empty() &&
+      std::none_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); }))
+    throw UsageError("--rank-pattern '" + printable(opt.rank_pattern) + "' gives a rank for no file name (e.g. " +
+                     printable(fs::path(d.files[0].path).filename().string()) +
+                     "): it needs a match whose first matching capture group is a number");
   if (!opt.rank_map_file.empty()) d.rank_map = read_rank_map(opt.rank_map_file, d.files);
   return d;
 }
@@ -143,12 +235,19 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
   Assignment a;
   a.rank.assign(found.size(), -1);
   a.errors.assign(found.size(), "");
+  a.claimed.assign(found.size(), -1);
+  // A run whose files are named by rank: a file with neither a rank nor a node number in its name
+  // has no rank of its own (giving it one by position would only collide with a named file).
+  const bool named_by_rank =
+      std::any_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); });
+  auto unnumbered = [&](const ProfileFile& f) { return named_by_rank && !f.rank_from_name && !f.node_from_name; };
   // Node index of multi-process files without a rank in the name: from the name, else by order.
   std::map<size_t, int> node_of_file;
   int per_node = 1, next_node = 0;
   std::set<size_t> multi;
   for (const auto& p : found)
-    if (!d.files[p.file].rank_from_name) multi.insert(p.file), per_node = std::max(per_node, p.procs_in_file);
+    if (!d.files[p.file].rank_from_name && !unnumbered(d.files[p.file]))
+      multi.insert(p.file), per_node = std::max(per_node, p.procs_in_file);
   std::set<int> named_nodes;
   for (size_t f : multi)
     if (d.files[f].node_from_name) named_nodes.insert(*d.files[f].node_from_name);
@@ -172,10 +271,19 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
           rank = e.rank, mapped = true;
     }
     if (!mapped) {
-      if (file.rank_from_name) rank = *file.rank_from_name + p.local_index;
-      else rank = node_of_file[p.file] * per_node + p.local_index;
+      if (file.rank_from_name) {
+        rank = *file.rank_from_name + p.local_index;
+      } else if (unnumbered(file)) {
+        a.errors[i] = p.procs_in_file == 1
+                          ? "no rank number in the file name (use --rank-pattern or --rank-map)"
+                          : "no rank or node number in the file name, which holds " +
+                                std::to_string(p.procs_in_file) + " rank processes (use --rank-map)";
+        continue;
+      } else {
+        rank = node_of_file[p.file] * per_node + p.local_index;
+      }
     }
-    a.rank[i] = rank;
+    a.rank[i] = a.claimed[i] = rank;
   }
   // Duplicates: the first claimant in (file, local index) order keeps the rank.
   std::vector<size_t> order(found.size());
@@ -185,9 +293,11 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
   });
   std::map<int, size_t> owner;
   for (size_t i : order) {
+    if (a.rank[i] < 0) continue;
     auto [it, fresh] = owner.emplace(a.rank[i], i);
     if (!fresh) {
-      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " + d.files[found[it->second].file].path;
+      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " +
+                    printable(d.files[found[it->second].file].path);
       a.rank[i] = -1;
     }
   }

@@ -41,6 +41,12 @@ ranks::Discovery discover_everywhere(MPI_Comm comm, const Options& opt) {
         w.pod<int32_t>(f.rank_from_name.value_or(-1));
         w.pod<int32_t>(f.node_from_name.value_or(-1));
       }
+      w.pod<uint64_t>(d.skipped.size());
+      for (const auto& e : d.skipped) {
+        w.str(e.path);
+        w.str(e.reason);
+        w.pod<int32_t>(e.rank_from_name.value_or(-1));
+      }
       w.pod<uint64_t>(d.rank_map.size());
       for (const auto& [path, entries] : d.rank_map) {
         w.str(path);
@@ -71,6 +77,12 @@ ranks::Discovery discover_everywhere(MPI_Comm comm, const Options& opt) {
     f.size = r.pod<int64_t>();
     if (int32_t v = r.pod<int32_t>(); v >= 0) f.rank_from_name = v;
     if (int32_t v = r.pod<int32_t>(); v >= 0) f.node_from_name = v;
+  }
+  d.skipped.resize(r.pod<uint64_t>());
+  for (auto& e : d.skipped) {
+    e.path = r.str();
+    e.reason = r.str();
+    if (int32_t v = r.pod<int32_t>(); v >= 0) e.rank_from_name = v;
   }
   for (uint64_t i = r.pod<uint64_t>(); i > 0; --i) {
     auto& entries = d.rank_map[r.str()];
@@ -152,6 +164,11 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
   res.command_line = opt.command_line;
   res.inputs.resize(d.files.size());
   for (size_t f = 0; f < d.files.size(); ++f) res.inputs[f].path = d.files[f].path;
+  // The rank a file's name gives (when no rank map entry overrides it): for failures.
+  auto name_rank = [&](size_t f) -> int32_t {
+    return d.rank_map.count(d.files[f].path) ? -1 : d.files[f].rank_from_name.value_or(-1);
+  };
+  for (const auto& e : d.skipped) res.failures.push_back({e.rank_from_name.value_or(-1), e.path, e.reason});
   for (const auto& blob : allgather_blobs(comm, file_info.bytes())) {
     ByteReader r(blob);
     while (!r.done()) {
@@ -161,7 +178,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
         res.inputs[f].schema_version = r.str();
         res.inputs[f].ranks = r.pod<int32_t>();
       } else {
-        res.failures.push_back({-1, d.files[f].path, r.str()});
+        res.failures.push_back({name_rank(f), d.files[f].path, r.str()});
       }
     }
   }
@@ -187,7 +204,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
   std::set<std::string> hosts;
   for (size_t i = 0; i < found.size(); ++i) {
     if (assignment.rank[i] < 0) {
-      res.failures.push_back({-1, d.files[found[i].file].path, assignment.errors[i]});
+      res.failures.push_back({assignment.claimed[i], d.files[found[i].file].path, assignment.errors[i]});
       continue;
     }
     ++res.total_ranks;
@@ -224,9 +241,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
     return 2;
   }
 
-  if (opt.layout && world > opt.layout->world())
-    throw ranks::UsageError("--layout " + opt.layout->to_string() + " covers " + std::to_string(opt.layout->world()) +
-                            " ranks, but rank " + std::to_string(world - 1) + " was found");
+  check_layout(opt, world, res.failures);  // the same answer on every process
   const CrossRankResults cross = run_cross_rank(comm, cross_inputs, world, opt.layout, opt.clock_correction);
   apply_cross_rank(res, cross);
   res.cross = &cross;

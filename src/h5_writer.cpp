@@ -12,6 +12,7 @@
 #include "exchange.hpp"
 #include "h5_file.hpp"
 #include "hdf5_writer.hpp"
+#include "ranks/discovery.hpp"
 #include "version.hpp"
 
 namespace straggler {
@@ -358,7 +359,7 @@ void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& res) {
     // agrees on failed data writes, so every process gets here together.
     std::error_code ec;
     if (me == 0) fs::remove(tmp, ec);
-    throw OutputError(path + ": cannot write HDF5 output (" + e.what() + ")");
+    throw OutputError(ranks::printable(path + ": cannot write HDF5 output (" + e.what() + ")"));
   }
   MPI_Barrier(comm);
   int ok = 1;
@@ -368,7 +369,7 @@ void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& res) {
     if (ec) fs::remove(tmp, ec), ok = 0;
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw OutputError(path + ": cannot write HDF5 output (rename failed)");
+  if (!ok) throw OutputError(ranks::printable(path) + ": cannot write HDF5 output (rename failed)");
 }
 
 }  // namespace straggler

@@ -28,8 +28,10 @@ bool parse_options(int argc, char** argv, Options& out) {
       "regex for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, step N)")(
       "layout", po::value<std::string>(),
       "TPxPPxDP, e.g. 2x4x64 (Megatron order: TP fastest, then DP, then PP): names communicators tp-N/dp-N/pp-N "
-      "and compares stragglers with the ranks of their pipeline stage")(
-      "top-kernels", po::value(&out.top_kernels)->default_value(out.top_kernels), "kernels kept per rank in /kernels/top")(
+      "and compares stragglers with the ranks of their pipeline stage; TP*PP*DP must be the highest rank found + 1, "
+      "or more when profiles failed to read")(
+      "top-kernels", po::value<int64_t>()->default_value(int64_t(out.top_kernels)),
+      "kernels kept per rank in /kernels/top (at least 1)")(
       "strict", po::bool_switch(&out.strict), "exit 2 when any profile cannot be read")(
       "no-clock-correction", "compare ranks on their hosts' clocks (utcEpochNs) as recorded, without the "
       "alignment from collective end times")(
@@ -45,7 +47,7 @@ bool parse_options(int argc, char** argv, Options& out) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw ranks::UsageError(std::string(e.what()) + " (see --help)");
+    throw ranks::UsageError(ranks::printable(e.what()) + " (see --help)");
   }
   if (vm.count("help")) {
     std::cout << visible << "\n";
@@ -56,11 +58,15 @@ bool parse_options(int argc, char** argv, Options& out) {
     return false;
   }
   out.clock_correction = !vm.count("no-clock-correction");
+  if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
+    throw ranks::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
+  else
+    out.top_kernels = size_t(n);
   if (vm.count("layout")) {
     try {
       out.layout = topology::ParallelLayout::parse(vm["layout"].as<std::string>());
     } catch (const std::invalid_argument& e) {
-      throw ranks::UsageError(std::string("--layout: ") + e.what());
+      throw ranks::UsageError(std::string("--layout: ") + ranks::printable(e.what()));
     }
   }
   if (out.inputs.empty()) throw ranks::UsageError("no run directory given (see --help)");
@@ -68,7 +74,8 @@ bool parse_options(int argc, char** argv, Options& out) {
     try {
       std::regex re(out.iteration_marker);
     } catch (const std::regex_error&) {
-      throw ranks::UsageError("--iteration-marker: invalid regular expression '" + out.iteration_marker + "'");
+      throw ranks::UsageError("--iteration-marker: invalid regular expression '" + ranks::printable(out.iteration_marker) +
+                              "'");
     }
   }
   for (int i = 0; i < argc; ++i) out.command_line += (i ? " " : "") + std::string(argv[i]);
@@ -84,20 +91,21 @@ bool inside(const fs::path& child, const fs::path& dir) {
 }
 
 void check_one(const std::string& path, const char* what, const Options& opt) {
+  const std::string shown = ranks::printable(path);  // for messages
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  if (ec) throw ranks::UsageError(path + ": " + what + " path is not usable (" + ec.message() + ")");
+  if (ec) throw ranks::UsageError(shown + ": " + what + " path is not usable (" + ec.message() + ")");
   fs::path parent = p.parent_path();
-  if (!fs::is_directory(parent, ec)) throw ranks::UsageError(path + ": " + what + " directory does not exist");
+  if (!fs::is_directory(parent, ec)) throw ranks::UsageError(shown + ": " + what + " directory does not exist");
   if (::access(parent.c_str(), W_OK) != 0)
-    throw ranks::UsageError(path + ": " + what + " directory is not writable");
-  if (fs::is_directory(p, ec)) throw ranks::UsageError(path + ": " + what + " path is a directory");
+    throw ranks::UsageError(shown + ": " + what + " directory is not writable");
+  if (fs::is_directory(p, ec)) throw ranks::UsageError(shown + ": " + what + " path is a directory");
   for (const auto& in : opt.inputs) {
     fs::path q = fs::weakly_canonical(fs::absolute(in), ec);
     if (ec) continue;
-    if (p == q) throw ranks::UsageError(path + ": " + what + " would overwrite an input profile");
+    if (p == q) throw ranks::UsageError(shown + ": " + what + " would overwrite an input profile");
     if (fs::is_directory(q, ec) && inside(p, q))
-      throw ranks::UsageError(path + ": " + what + " lies inside the input directory " + in +
+      throw ranks::UsageError(shown + ": " + what + " lies inside the input directory " + ranks::printable(in) +
                               " (choose another place: inputs are never written)");
   }
 }
@@ -109,7 +117,25 @@ void check_output_paths(const Options& opt) {
   std::error_code ec;
   if (!opt.summary.empty() && fs::weakly_canonical(fs::absolute(opt.summary), ec) ==
                                   fs::weakly_canonical(fs::absolute(opt.output), ec))
-    throw ranks::UsageError(opt.summary + ": summary and HDF5 output are the same file");
+    throw ranks::UsageError(ranks::printable(opt.summary) + ": summary and HDF5 output are the same file");
+}
+
+void check_layout(const Options& opt, int world, const std::vector<FailureRow>& failures) {
+  if (!opt.layout) return;
+  const int want = opt.layout->world();
+  const std::string layout = "--layout " + opt.layout->to_string() + " covers " + std::to_string(want) + " ranks";
+  if (world > want)
+    throw ranks::UsageError(layout + ", but rank " + std::to_string(world - 1) +
+                            " was found: give the job's full layout, or leave --layout out");
+  if (world == want) return;
+  for (const auto& f : failures)
+    if (f.rank < 0 || (f.rank >= world && f.rank < want)) return;  // a failed profile may hold the missing ranks
+  throw ranks::UsageError(layout + ", but the highest rank found is " + std::to_string(world - 1) +
+                          " and no failed profile accounts for " +
+                          (want - world > 1 ? "ranks " + std::to_string(world) + "-" + std::to_string(want - 1)
+                                            : "rank " + std::to_string(world)) +
+                          ": give the layout of the job these profiles come from, or leave --layout out to "
+                          "analyse the ranks found");
 }
 
 }  // namespace straggler

@@ -6,25 +6,64 @@
 #include <map>
 #include <set>
 
+#include "ranks/discovery.hpp"
 #include "ranks/histogram.hpp"
 #include "version.hpp"
 
 namespace straggler {
 namespace {
 
+using ranks::printable;  // every path or name from the inputs goes through it
+
+// "0-2, 40" for sorted distinct values; at most `limit` runs, then ", ...".
+std::string ranges(const std::vector<int>& v, size_t limit = 8) {
+  std::string out;
+  size_t runs = 0;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (runs++ == limit) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + (i == j ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+// "ranks 0-2, 40: 37 missing (3-39)" when the ranks found leave gaps below the highest one (or
+// below the --layout's world size); "" when they are complete.
+std::string missing_ranks_line(const RunSummaryInput& in, const Options& opt) {
+  std::vector<int> found;
+  for (const auto& r : in.ranks) found.push_back(r.rank);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  if (found.empty()) return "";
+  const int world = std::max(found.back() + 1, opt.layout ? opt.layout->world() : 0);
+  if (int(found.size()) == world) return "";
+  std::vector<int> missing;
+  for (int r = 0, k = 0; r < world; ++r)
+    if (size_t(k) < found.size() && found[size_t(k)] == r) ++k;
+    else missing.push_back(r);
+  return fmt::format("ranks {}: {} missing ({}{})\n", ranges(found), missing.size(), ranges(missing),
+                     opt.layout ? " of --layout " + opt.layout->to_string() : "");
+}
+
+std::string failure_text(const FailureRow& f) {
+  return printable(f.error.rfind(f.file, 0) == 0 ? f.error : f.file + ": " + f.error);
+}
+
 std::string versions(const std::vector<InputFile>& inputs) {
   std::map<std::string, int> seen;
   for (const auto& f : inputs)
     if (!f.nsys_version.empty() || !f.schema_version.empty())
-      seen[fmt::format("nsys {} (schema {})", f.nsys_version.empty() ? "?" : f.nsys_version,
-                       f.schema_version.empty() ? "?" : f.schema_version)]++;
+      seen[fmt::format("nsys {} (schema {})", f.nsys_version.empty() ? "?" : printable(f.nsys_version),
+                       f.schema_version.empty() ? "?" : printable(f.schema_version))]++;
   std::string out;
   for (const auto& [v, n] : seen) out += (out.empty() ? "" : ", ") + v + (seen.size() > 1 ? fmt::format(" x{}", n) : "");
   return out;
 }
 
 std::string who(const RankRow& r) {
-  return fmt::format("rank {} ({}, gpu {})", r.rank, r.host.empty() ? "?" : r.host, r.device);
+  return fmt::format("rank {} ({}, gpu {})", r.rank, r.host.empty() ? "?" : printable(r.host), r.device);
 }
 
 double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
@@ -55,11 +94,11 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
   os << fmt::format(" ({} communicators, {} matched collectives; {:.1f} MB exchanged between processes)\n",
                     x.comms.size(), x.clock.ops, double(x.bytes_exchanged_total) / 1e6);
   for (const auto& s : v.stragglers)
-    os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, s.host, s.cause,
-                      s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", s.evidence);
+    os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, printable(s.host), s.cause,
+                      s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
   for (const auto& l : v.slow_links) {
     std::string hosts;
-    for (const auto& h : l.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    for (const auto& h : l.hosts) hosts += (hosts.empty() ? "" : ", ") + printable(h);
     os << fmt::format("  SLOW LINK {}: {} transfers {:.2f}x slower than their peers ({} communicators)\n", hosts,
                       l.collective, l.slowdown, l.communicators.size());
   }
@@ -82,7 +121,7 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
                     x.clock.max_offset_ns / 1e6, x.clock.residual_ns / 1e3, x.clock.violations_before,
                     x.clock.violations_after);
   for (const auto& c : x.comms)
-    if (c.mismatch_seq >= 0) os << fmt::format("  MISMATCH {} op {}: {}\n", c.name, c.mismatch_seq, c.mismatch);
+    if (c.mismatch_seq >= 0) os << fmt::format("  MISMATCH {} op {}: {}\n", c.name, c.mismatch_seq, printable(c.mismatch));
   // Unequal op counts that are no desync: captures that ended at different times.
   std::set<std::string> desynced;
   for (const auto& d : x.desync) desynced.insert(d.communicator);
@@ -100,7 +139,7 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
 }  // namespace
 
 void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
-  for (const auto& f : failures) os << "straggler-scan: " << f.error << (f.error.rfind(f.file, 0) == 0 ? "" : " (" + f.file + ")") << "\n";
+  for (const auto& f : failures) os << "straggler-scan: " << failure_text(f) << "\n";
 }
 
 void print_report(std::ostream& os, const RunSummaryInput& in, const Options& opt) {
@@ -110,6 +149,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   os << fmt::format("straggler-scan {}: {} ranks from {} files on {} hosts; {}\n", kToolVersion, in.ranks.size(),
                     files_ok, in.hosts.size(), versions(in.inputs));
   if (in.ranks.empty()) return;
+  os << missing_ranks_line(in, opt);
   if (in.cross) print_verdict(os, *in.cross);
 
   std::map<std::string, int> sources;
@@ -145,7 +185,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
                       "blame ms", "late%", "cause");
     for (const auto& r : in.ranks)
       os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
-                        r.rank, r.host.substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
+                        r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
                         pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
                         pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.blame_ms, 100 * r.late_fraction,
                         r.cause);
@@ -154,9 +194,9 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   }
   if (!in.failures.empty()) {
     os << fmt::format("\nskipped {} profile(s):\n", in.failures.size());
-    for (const auto& f : in.failures) os << "  " << f.error << "\n";
+    for (const auto& f : in.failures) os << "  " << failure_text(f) << "\n";
   }
-  os << "\nwrote " << opt.output << (opt.summary.empty() ? "" : " and " + opt.summary) << "\n";
+  os << "\nwrote " << printable(opt.output) << (opt.summary.empty() ? "" : " and " + printable(opt.summary)) << "\n";
 }
 
 }  // namespace straggler

@@ -3,6 +3,7 @@
 // identical HDF5 content whatever the number of processes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -122,6 +123,9 @@ TEST_F(Cli, BadProfilesAreReportedAndTheRestAnalysed) {
     const std::string json = slurp(out("messy.json"));
     EXPECT_NE(json.find("\"ranks\": 8"), std::string::npos) << json;
     EXPECT_NE(json.find("rank_100.sqlite"), std::string::npos) << json;
+    // The rejected duplicate's rank is known: not null.
+    EXPECT_NE(json.find("{\"rank\": 2, \"file\": \"" + (dir / "rank_2.sqlite").string() + "\""), std::string::npos)
+        << json;
   }
   auto strict = sh(kScan + " " + dir.string() + " --strict -o " + out("strict.h5"));
   EXPECT_EQ(strict.status, 2) << strict.out;
@@ -155,6 +159,77 @@ TEST_F(Cli, UnusableArgumentsExitTwoAndWriteNothing) {
 
   r = sh(kScan + " " + run() + " --no-such-flag");
   EXPECT_EQ(r.status, 2) << r.out;
+}
+
+// Names the reviewer found mishandled: each is reported on one line, naming the file and the problem.
+TEST_F(Cli, OddFileNamesAreReportedOneLineEach) {
+  const fs::path dir = root / "odd";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int r = 0; r < 7; ++r) fs::copy_file(fs::path(run()) / ("rank_" + std::to_string(r) + ".sqlite"),
+                                            dir / ("rank_" + std::to_string(r) + ".sqlite"));
+  fs::copy_file(fs::path(run()) / "rank_7.sqlite", dir / "rank_40.sqlite");    // a gap: 7-39 missing
+  fs::copy_file(fs::path(run()) / "rank_1.sqlite", dir / "r\u00e9sum\u00e9.sqlite");  // no rank number
+  fs::create_directories(dir / "rank_20.sqlite");                              // not a regular file
+  fs::create_symlink("rank_0.sqlite", dir / "rank_9.sqlite");                  // a second name
+  std::ofstream(dir / "rank_50\nbad.sqlite") << "junk";                         // a newline in the name
+  for (const char* launcher : {"", "mpirun -n 2 "}) {
+    auto r = sh(std::string(launcher) + kScan + " " + dir.string() + " -o " + out("odd.h5") + " --summary " +
+                out("odd.json"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    for (const std::string& line : std::vector<std::string>
+         {"r\u00e9sum\u00e9.sqlite: no rank number in the file name (use --rank-pattern or --rank-map)\n",
+          "rank_20.sqlite: not a regular file (a directory)\n",
+          "rank_9.sqlite: same file as " + (dir / "rank_0.sqlite").string() + " (a second name of it)\n",
+          "rank_50\\nbad.sqlite: not a SQLite file", "ranks 0-6, 40: 33 missing (7-39)\n",
+          "8 ranks from 8 files on 2 hosts"})
+      EXPECT_NE(r.out.find(line), std::string::npos) << line << " not in " << r.out;
+    EXPECT_EQ(r.out.find("rank_50\nbad"), std::string::npos) << r.out;  // never the raw newline
+    EXPECT_EQ(r.out.find("already claimed"), std::string::npos) << r.out;
+    const std::string json = slurp(out("odd.json"));
+    EXPECT_NE(json.find("{\"rank\": 9, \"file\": \"" + (dir / "rank_9.sqlite").string() + "\""), std::string::npos)
+        << json;
+    EXPECT_NE(json.find("{\"rank\": 20, \"file\": \"" + (dir / "rank_20.sqlite").string() + "\""), std::string::npos)
+        << json;
+  }
+}
+
+TEST_F(Cli, LayoutMustMatchTheRanksFound) {
+  // Larger or smaller than the 8 ranks found: a usage error, one line, nothing written.
+  for (const char* layout : {"3x3x3", "2x2x1"}) {
+    auto r = sh(kScan + " " + run() + " --layout " + layout + " -o " + out("lay.h5"));
+    EXPECT_EQ(r.status, 2) << layout << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string("--layout ") + layout + " covers"), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out("lay.h5")));
+  }
+  // The highest rank's profile is unreadable: the layout is still right, the analysis runs.
+  const fs::path dir = root / "lastbad";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int r = 0; r < 7; ++r) fs::copy_file(fs::path(run()) / ("rank_" + std::to_string(r) + ".sqlite"),
+                                            dir / ("rank_" + std::to_string(r) + ".sqlite"));
+  std::ofstream(dir / "rank_7.sqlite") << "junk";
+  auto r = sh(kScan + " " + dir.string() + " --layout 2x2x2 -o " + out("lay.h5"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("ranks 0-6: 1 missing (7 of --layout 2x2x2)"), std::string::npos) << r.out;
+  // Simply absent (no failed profile can hold it): the layout is not this job's.
+  fs::remove(dir / "rank_7.sqlite");
+  r = sh(kScan + " " + dir.string() + " --layout 2x2x2 -o " + out("lay2.h5"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no failed profile accounts for rank 7"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out("lay2.h5")));
+}
+
+TEST_F(Cli, BadCountsAndPatternsAreUsageErrors) {
+  for (const char* arg : {"--top-kernels -5", "--top-kernels 0", "--rank-pattern 'gpu(\\d+)'"}) {
+    auto r = sh(kScan + " " + run() + " " + arg + " -o " + out("bad-arg.h5"));
+    EXPECT_EQ(r.status, 2) << arg << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out("bad-arg.h5")));
+  }
+  auto r = sh(kScan + " " + run() + " --rank-pattern 'gpu(\\d+)' -o " + out("bad-arg.h5"));
+  EXPECT_NE(r.out.find("--rank-pattern 'gpu(\\d+)'"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, TorchrunStyleFilesHoldingSeveralRanks) {

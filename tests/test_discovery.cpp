@@ -109,3 +109,140 @@ TEST(Assign, RankMapOverrides) {
   }
   EXPECT_THROW(discover({d.path.string()}, {"", (d.path / "bad.csv").string()}), UsageError);
 }
+
+TEST(Discovery, PrintableEscapesControlCharacters) {
+  EXPECT_EQ(printable("run/r\u00e9sum\u00e9.sqlite"), "run/r\u00e9sum\u00e9.sqlite");  // UTF-8 kept
+  EXPECT_EQ(printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+  EXPECT_EQ(printable(std::string("x\x01y\x7fz\x1b[31m", 10)), "x\\x01y\\x7fz\\x1b[31m");
+  EXPECT_EQ(printable("nel\xc2\x85."), "nel\\u0085.");  // C1 control (NEL) as UTF-8
+  EXPECT_EQ(printable(printable("a\nb")), printable("a\nb"));  // idempotent
+}
+
+TEST(Discovery, ControlCharactersInPathsDoNotBreakTheErrorLine) {
+  Dir d;
+  try {
+    discover({(d.path / "no\nsuch").string()}, {});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    EXPECT_NE(what.find("no\\nsuch: no such file or directory"), std::string::npos) << what;
+  }
+  d.touch("0\nc/rank_3.sqlite");  // sorts first: the claimant named in the other's error
+  d.touch("a/rank_3.sqlite");
+  auto disc = discover({d.path.string()}, {});
+  ASSERT_EQ(disc.files.size(), 2u);
+  auto a = assign_ranks(disc, {{0, 1, 0, 0, 1}, {1, 2, 0, 0, 1}});
+  EXPECT_EQ(a.errors[1].find('\n'), std::string::npos) << a.errors[1];
+  EXPECT_NE(a.errors[1].find("0\\nc/rank_3.sqlite"), std::string::npos) << a.errors[1];
+}
+
+TEST(Assign, FileWithoutRankNumberAmongRankFilesIsRejected) {
+  Dir d;
+  d.touch("rank_0.sqlite");
+  d.touch("rank_1.sqlite");
+  d.touch("r\u00e9sum\u00e9.sqlite");
+  auto disc = discover({d.path.string()}, {});
+  ASSERT_EQ(disc.files.size(), 3u);  // sorted: rank_0, rank_1, résumé
+  auto a = assign_ranks(disc, {{0, 10, 0, 0, 1}, {1, 11, 0, 0, 1}, {2, 12, 0, 0, 1}});
+  EXPECT_EQ(a.rank[0], 0);
+  EXPECT_EQ(a.rank[1], 1);
+  EXPECT_EQ(a.rank[2], -1);
+  EXPECT_EQ(a.claimed[2], -1);
+  EXPECT_EQ(a.errors[2], "no rank number in the file name (use --rank-pattern or --rank-map)");
+  // Several processes in such a file: rejected too, not given colliding ranks by position.
+  a = assign_ranks(disc, {{0, 10, 0, 0, 1}, {1, 11, 0, 0, 1}, {2, 12, 0, 0, 2}, {2, 13, 1, 1, 2}});
+  EXPECT_EQ(a.rank[2], -1);
+  EXPECT_EQ(a.rank[3], -1);
+  EXPECT_NE(a.errors[2].find("no rank or node number"), std::string::npos) << a.errors[2];
+  // A rank map entry gives it a rank.
+  {
+    std::ofstream m(d.path / "map.csv");
+    m << "r\u00e9sum\u00e9.sqlite,,5\n";
+  }
+  disc = discover({d.path.string()}, {"", (d.path / "map.csv").string()});
+  a = assign_ranks(disc, {{0, 10, 0, 0, 1}, {1, 11, 0, 0, 1}, {2, 12, 0, 0, 1}});
+  EXPECT_EQ(a.rank[2], 5) << a.errors[2];
+}
+
+TEST(Assign, RunWithoutRankNumbersKeepsPositionalRanks) {
+  // A lone capture, or one-process-per-node files named without ranks: ranks by position/node.
+  Dir d;
+  d.touch("capture.sqlite");
+  auto disc = discover({d.path.string()}, {});
+  auto a = assign_ranks(disc, {{0, 10, 0, 0, 1}});
+  EXPECT_EQ(a.rank[0], 0) << a.errors[0];
+  Dir n;
+  n.touch("host-a.sqlite");
+  n.touch("host-b.sqlite");
+  disc = discover({n.path.string()}, {});
+  a = assign_ranks(disc, {{0, 10, 0, 0, 2}, {0, 11, 1, 1, 2}, {1, 12, 0, 0, 2}, {1, 13, 1, 1, 2}});
+  EXPECT_EQ(a.rank, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(Assign, DuplicateRankKeepsTheClaimedRank) {
+  Dir d;
+  d.touch("a/rank_3.sqlite");
+  d.touch("b/rank_3.sqlite");
+  auto disc = discover({d.path.string()}, {});
+  auto a = assign_ranks(disc, {{0, 1, 0, 0, 1}, {1, 2, 0, 0, 1}});
+  EXPECT_EQ(a.rank[1], -1);
+  EXPECT_EQ(a.claimed[1], 3);  // reported as rank 3 in ranks_failed, not null
+  EXPECT_EQ(a.claimed[0], 3);
+}
+
+TEST(Discovery, NonRegularEntriesAreSkippedWithAReason) {
+  Dir d;
+  d.touch("rank_0.sqlite");
+  fs::create_directories(d.path / "rank_3.sqlite");
+  auto disc = discover({d.path.string()}, {});
+  ASSERT_EQ(disc.files.size(), 1u);
+  ASSERT_EQ(disc.skipped.size(), 1u);
+  EXPECT_EQ(fs::path(disc.skipped[0].path).filename(), "rank_3.sqlite");
+  EXPECT_EQ(disc.skipped[0].reason, "not a regular file (a directory)");
+  EXPECT_EQ(disc.skipped[0].rank_from_name.value_or(-1), 3);
+  // Only such entries: no profile, and the message says what was skipped.
+  Dir only;
+  fs::create_directories(only.path / "rank_1.sqlite");
+  try {
+    discover({only.path.string()}, {});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank_1.sqlite: not a regular file"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Discovery, SecondNamesOfOneFileAreSkipped) {
+  Dir d;
+  d.touch("rank_0.sqlite");
+  d.touch("rank_1.sqlite");
+  fs::create_symlink("rank_0.sqlite", d.path / "rank_9.sqlite");
+  fs::create_hard_link(d.path / "rank_1.sqlite", d.path / "rank_8.sqlite");
+  fs::create_symlink("/nonexistent/x.sqlite", d.path / "rank_5.sqlite");  // kept: reading says why
+  // The same file also given by another spelling of its path: silently once.
+  auto disc = discover({d.path.string(), (d.path / "." / "rank_0.sqlite").string()}, {});
+  std::vector<std::string> files, skipped;
+  for (auto& f : disc.files) files.push_back(fs::path(f.path).filename());
+  for (auto& s : disc.skipped) skipped.push_back(fs::path(s.path).filename().string() + ": " + s.reason);
+  EXPECT_EQ(files, (std::vector<std::string>{"rank_0.sqlite", "rank_1.sqlite", "rank_5.sqlite"}));
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_EQ(skipped[0].rfind("rank_8.sqlite: same file as ", 0), 0u) << skipped[0];
+  EXPECT_NE(skipped[0].find("rank_1.sqlite"), std::string::npos) << skipped[0];
+  EXPECT_EQ(skipped[1].rfind("rank_9.sqlite: same file as ", 0), 0u) << skipped[1];
+  EXPECT_NE(skipped[1].find("rank_0.sqlite"), std::string::npos) << skipped[1];
+  EXPECT_EQ(disc.skipped[1].rank_from_name.value_or(-1), 9);
+}
+
+TEST(Discovery, RankPatternMatchingNoFileIsAnError) {
+  Dir d;
+  d.touch("rank_0.sqlite");
+  try {
+    discover({d.path.string()}, {R"(gpu(\d+))", ""});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--rank-pattern 'gpu(\\d+)'"), std::string::npos) << e.what();
+  }
+  // A pattern that matches some files is fine (the others follow the usual rules).
+  d.touch("gpu3.sqlite");
+  EXPECT_NO_THROW(discover({d.path.string()}, {R"(gpu(\d+))", ""}));
+}

@@ -6,12 +6,15 @@
 //      the file's position among such files), rank = node * processes_per_node + local index;
 //  (c) a rank map CSV (file,key,rank; key = pid=N, device=N, or empty for a one-process file)
 //      overrides both.
+// When some files of a run are named by rank, a file whose name has neither a rank nor a node
+// number is rejected ("no rank number in the file name") instead of being given a rank by position.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ranks {
@@ -21,6 +24,11 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// `text` with control characters escaped (C0 and DEL as \n, \r, \t or \xNN; C1 as \u00NN), so a
+// path or name from the file system or a profile never breaks a one-line message. Every path or
+// name printed in an error or the report goes through it; idempotent (backslashes are kept).
+std::string printable(std::string_view text);
 
 struct ProfileFile {
   std::string path;
@@ -39,13 +47,23 @@ struct DiscoveryOptions {
   std::string rank_map_file;  // empty: none
 };
 
+// A *.sqlite entry that is not analysed: not a regular file (a directory, a FIFO...), or a second
+// name (symlink, hard link) of a file already listed.
+struct SkippedEntry {
+  std::string path, reason;
+  std::optional<int> rank_from_name;
+};
+
 struct Discovery {
   std::vector<ProfileFile> files;                            // sorted by path
   std::map<std::string, std::vector<RankMapEntry>> rank_map;  // by path as listed in `files`
+  std::vector<SkippedEntry> skipped;                         // sorted by path
 };
 
 // Inputs are directories (searched recursively for *.sqlite, hidden entries skipped) or files.
-// Throws UsageError.
+// Entries that do not exist (broken links) are kept: reading them reports why. Two names of one
+// file (same device and inode) are analysed once, under the first name in path order.
+// Throws UsageError (also for a --rank-pattern that gives a rank for no file).
 Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOptions& opt);
 
 // One rank process found in a file after reading it.
@@ -60,10 +78,12 @@ struct FoundProcess {
 struct Assignment {
   std::vector<int> rank;  // parallel to the FoundProcess list; -1 when rejected
   std::vector<std::string> errors;  // parallel; why rejected ("" if accepted)
+  std::vector<int> claimed;  // parallel; the rank it claimed (also when rejected as a duplicate), -1: none
 };
 
 // Deterministic for the same inputs (every MPI process computes the same answer). A rank claimed
 // twice goes to the first claimant in file order; later claimants are rejected with an error.
+// Error texts do not repeat the file's path (the caller prints it) and are printable().
 Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found);
 
 }  // namespace ranks
