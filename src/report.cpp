@@ -15,6 +15,11 @@ namespace {
 
 using ranks::printable;  // every path or name from the inputs goes through it
 
+// "1 host", "2 hosts"
+std::string plural(size_t n, const char* one, const char* many = nullptr) {
+  return fmt::format("{} {}", n, n == 1 ? std::string(one) : many ? std::string(many) : std::string(one) + "s");
+}
+
 // "0-2, 40" for sorted distinct values; at most `limit` runs, then ", ...".
 std::string ranges(const std::vector<int>& v, size_t limit = 8) {
   std::string out;
@@ -89,25 +94,44 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
   if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
     os << "verdict: healthy: no straggler, no slow link, no desync";
   } else {
-    os << "verdict:";
+    std::vector<std::string> found;
+    if (!v.stragglers.empty()) found.push_back(plural(v.stragglers.size(), "straggler"));
+    if (!v.slow_links.empty()) found.push_back(plural(v.slow_links.size(), "slow link"));
+    if (!x.desync.empty()) {
+      // The ranks that stopped by themselves (root causes), else every missing rank.
+      std::set<int> stopped, any;
+      for (const auto& d : x.desync)
+        for (auto r : d.missing_ranks) {
+          any.insert(int(r));
+          if (d.root_cause) stopped.insert(int(r));
+        }
+      if (stopped.empty()) stopped = any;
+      std::string who;
+      for (int r : stopped) who += (who.empty() ? "" : ", ") + std::to_string(r);
+      found.push_back(fmt::format("desync of {} {}", stopped.size() == 1 ? "rank" : "ranks", who));
+    }
+    std::string text;
+    for (const auto& f : found) text += (text.empty() ? "" : ", ") + f;
+    os << "verdict: " << text;
   }
-  os << fmt::format(" ({} communicators, {} matched collectives; {:.1f} MB exchanged between processes)\n",
-                    x.comms.size(), x.clock.ops, double(x.bytes_exchanged_total) / 1e6);
+  os << fmt::format(" ({}, {}; {:.1f} MB exchanged between processes)\n", plural(x.comms.size(), "communicator"),
+                    plural(size_t(x.clock.ops), "matched collective"), double(x.bytes_exchanged_total) / 1e6);
   for (const auto& s : v.stragglers)
     os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, printable(s.host), s.cause,
                       s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
   for (const auto& l : v.slow_links) {
     std::string hosts;
     for (const auto& h : l.hosts) hosts += (hosts.empty() ? "" : ", ") + printable(h);
-    os << fmt::format("  SLOW LINK {}: {} transfers {:.2f}x slower than their peers ({} communicators)\n", hosts,
-                      l.collective, l.slowdown, l.communicators.size());
+    os << fmt::format("  SLOW LINK {}: {} transfers {:.2f}x slower than their peers ({})\n", hosts, l.collective,
+                      l.slowdown, plural(l.communicators.size(), "communicator"));
   }
   for (const auto& d : x.desync) {
     std::string miss, blocked;
     for (auto r : d.missing_ranks) miss += (miss.empty() ? "" : ", ") + std::to_string(r);
     for (auto r : d.blocked_ranks) blocked += (blocked.empty() ? "" : ", ") + std::to_string(r);
-    os << fmt::format("  {} {} op {} ({}): never reached by rank(s) {}{}\n", d.root_cause ? "DESYNC" : "desync (blocked elsewhere)",
-                      d.communicator, d.seq, collectives::collective_name(d.type), miss,
+    os << fmt::format("  {} {} op {} ({}): never reached by {} {}{}\n", d.root_cause ? "DESYNC" : "desync (blocked elsewhere)",
+                      d.communicator, d.seq, collectives::collective_name(d.type),
+                      d.missing_ranks.size() == 1 ? "rank" : "ranks", miss,
                       blocked.empty() ? "" : "; waiting in it: " + blocked);
   }
   for (const auto& cp : v.change_points) {
@@ -132,8 +156,9 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
     uneven += *lo != *hi;
   }
   if (uneven)
-    os << fmt::format("  note: {} communicator(s) have members with different op counts where the captures ended "
-                      "at different times; ops are matched up to the shortest\n", uneven);
+    os << fmt::format("  note: {} {} members with different op counts where the captures ended "
+                      "at different times; ops are matched up to the shortest\n", plural(uneven, "communicator"),
+                      uneven == 1 ? "has" : "have");
 }
 
 }  // namespace
@@ -146,8 +171,8 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   std::set<std::string> files;  // files that gave at least one accepted rank
   for (const auto& r : in.ranks) files.insert(r.file);
   const size_t files_ok = files.size();
-  os << fmt::format("straggler-scan {}: {} ranks from {} files on {} hosts; {}\n", kToolVersion, in.ranks.size(),
-                    files_ok, in.hosts.size(), versions(in.inputs));
+  os << fmt::format("straggler-scan {}: {} from {} on {}; {}\n", kToolVersion, plural(in.ranks.size(), "rank"),
+                    plural(files_ok, "file"), plural(in.hosts.size(), "host"), versions(in.inputs));
   if (in.ranks.empty()) return;
   os << missing_ranks_line(in, opt);
   if (in.cross) print_verdict(os, *in.cross);
@@ -193,7 +218,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
           "waiting for it; late: share of its collectives where it arrived last)\n";
   }
   if (!in.failures.empty()) {
-    os << fmt::format("\nskipped {} profile(s):\n", in.failures.size());
+    os << fmt::format("\nskipped {}:\n", plural(in.failures.size(), "profile"));
     for (const auto& f : in.failures) os << "  " << failure_text(f) << "\n";
   }
   os << "\nwrote " << printable(opt.output) << (opt.summary.empty() ? "" : " and " + printable(opt.summary)) << "\n";

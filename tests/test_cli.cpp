@@ -232,6 +232,28 @@ TEST_F(Cli, BadCountsAndPatternsAreUsageErrors) {
   EXPECT_NE(r.out.find("--rank-pattern 'gpu(\\d+)'"), std::string::npos) << r.out;
 }
 
+TEST_F(Cli, VerdictLineSaysWhatWasFound) {
+  const fs::path dir = root / "slow";
+  auto g = sh(kSim + " " + dir.string() + " --layout 2x2x2 --hosts 1 --iterations 6 --seed 3 --fault slow_gpu:3:2:1.5");
+  ASSERT_EQ(g.status, 0) << g.out;
+  auto r = sh(kScan + " " + dir.string() + " --layout 2x2x2 -o " + out("slow.h5"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("8 ranks from 8 files on 1 host;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverdict: 1 straggler ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("verdict: ("), std::string::npos) << r.out;
+  for (const char* bad : {" 1 hosts", " 1 ranks", " 1 communicators", " 1 files", "(s)"})
+    EXPECT_EQ(r.out.find(bad), std::string::npos) << bad << " in " << r.out;
+  const fs::path hang = root / "hang";
+  g = sh(kSim + " " + hang.string() + " --layout 2x2x2 --hosts 2 --iterations 8 --seed 3 --fault hang:5:4");
+  ASSERT_EQ(g.status, 0) << g.out;
+  r = sh(kScan + " " + hang.string() + " --layout 2x2x2 -o " + out("hang.h5"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\nverdict: desync of rank 5 ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("rank(s)"), std::string::npos) << r.out;
+  auto healthy = sh(kScan + " " + run() + " -o " + out("healthy.h5"));
+  EXPECT_NE(healthy.out.find("\nverdict: healthy"), std::string::npos) << healthy.out;
+}
+
 TEST_F(Cli, TorchrunStyleFilesHoldingSeveralRanks) {
   const fs::path dir = root / "perhost";
   auto g = sh(kSim + " " + dir.string() + " --layout 2x1x2 --hosts 2 --iterations 4 --seed 5 --per-host-files");
