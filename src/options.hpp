@@ -28,10 +28,8 @@ struct Options {
 bool parse_options(int argc, char** argv, Options& out);
 
 // --layout against the ranks found (`world` = highest accepted rank + 1; the same on every
-// process). A layout smaller than `world` is an error. A larger one is accepted only when failed
-// profiles can account for the ranks from `world` up (a failure whose rank is unknown or in that
-// range): a profile that could not be read must not stop the analysis, but a layout the files
-// do not reach is most likely the wrong layout. Throws ranks::UsageError (exit 2).
+// process): a layout smaller than `world` is an error (ranks it has no place for); a larger one
+// is accepted (only some ranks profiled, or profiles that failed). Throws ranks::UsageError.
 void check_layout(const Options& opt, int world, const std::vector<FailureRow>& failures);
 
 // Checks the output paths before any work: parent directory writable, not inside an input
