@@ -16,6 +16,7 @@ CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector
   in.ops = c::extract_ops(tl, its, -1);
   in.pending = c::pending_ops(tl, in.ops, its);
   in.capture_end = tl.utc_epoch_ns + tl.capture_end;
+  for (const auto& p : tl.pending_nccl) in.stuck |= tl.capture_end - p.launch >= c::kMinHangMarginNs;
   in.work = ranks::iteration_work(tl, its);
   for (const auto& it : its) in.iteration_number.push_back(it.number), in.step_ms.push_back(double(it.step_ns) / 1e6);
   return in;
@@ -319,6 +320,13 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   std::set<int32_t> blocked;
   for (const auto* rows : {&res.desync, &res.capture_ended})
     for (const auto& d : *rows) blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
+  {  // and ranks stuck in a launch no communicator could be matched to
+    std::vector<int> stuck(size_t(world), 0);
+    for (const auto& in : local) stuck[size_t(in.rank)] = in.stuck;
+    MPI_Allreduce(MPI_IN_PLACE, stuck.data(), world, MPI_INT, MPI_MAX, comm);
+    for (int r = 0; r < world; ++r)
+      if (stuck[size_t(r)]) blocked.insert(r);
+  }
   for (auto& d : res.desync)
     d.root_cause = std::any_of(d.missing_ranks.begin(), d.missing_ranks.end(), [&](int32_t r) { return !blocked.count(r); });
   for (auto* rows : {&res.desync, &res.capture_ended})

@@ -26,6 +26,9 @@ struct CrossRankInput {
   std::vector<collectives::CollectiveOp> ops;
   std::vector<collectives::PendingOp> pending;
   int64_t capture_end = 0;  // wall clock
+  // Some NCCL launch never completed and is at least kMinHangMarginNs old at the capture end, even
+  // where `pending` cannot place it on a communicator (e.g. a stream with no completed op).
+  bool stuck = false;
   int64_t clock_domain = -1;  // ranks read from one file share one clock exactly (file index)
   ranks::IterationWork work;
   std::vector<int64_t> iteration_number;

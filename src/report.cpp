@@ -89,7 +89,7 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
 
-void print_verdict(std::ostream& os, const CrossRankResults& x) {
+void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed) {
   const auto& v = x.verdict;
   if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
     os << "verdict: healthy: no straggler, no slow link, no desync";
@@ -105,10 +105,13 @@ void print_verdict(std::ostream& os, const CrossRankResults& x) {
           any.insert(int(r));
           if (d.root_cause) stopped.insert(int(r));
         }
-      if (stopped.empty()) stopped = any;
       std::string who;
       for (int r : stopped) who += (who.empty() ? "" : ", ") + std::to_string(r);
-      found.push_back(fmt::format("desync of {} {}", stopped.size() == 1 ? "rank" : "ranks", who));
+      if (!stopped.empty())
+        found.push_back(fmt::format("desync of {} {}", stopped.size() == 1 ? "rank" : "ranks", who));
+      else  // every missing rank waits in another op: the one that stopped was not among those read
+        found.push_back(in_failed ? "desync: the rank that stopped is not among the profiles read (see the failures)"
+                                  : "desync: every missing rank is blocked elsewhere");
     }
     std::string text;
     for (const auto& f : found) text += (text.empty() ? "" : ", ") + f;
@@ -175,7 +178,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
                     plural(files_ok, "file"), plural(in.hosts.size(), "host"), versions(in.inputs));
   if (in.ranks.empty()) return;
   os << missing_ranks_line(in, opt);
-  if (in.cross) print_verdict(os, *in.cross);
+  if (in.cross) print_verdict(os, *in.cross, !in.failures.empty());
 
   std::map<std::string, int> sources;
   for (const auto& r : in.ranks) sources[r.iteration_source]++;

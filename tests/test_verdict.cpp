@@ -321,6 +321,16 @@ TEST(Verdict, HangIsADesyncWithTheFirstMissingOp) {
   run(early, sim_args(kLayouts[0], 144, 16) + " --fault hang:20:1", "--layout 2x2x8");
   EXPECT_EQ(count(early.summary, "stragglers"), 0u) << early.report;
   expect_desync_as_planted(early);
+  // Stopped before its first kernel: its profile is empty (a failure), and the ranks missing from
+  // collectives are all blocked elsewhere; none of them is named as the one that stopped.
+  Analysis warmup;
+  run(warmup, sim_args(kLayouts[0], 5, 16) + " --fault hang:20:0", "--layout 2x2x8");
+  EXPECT_EQ(count(warmup.summary, "stragglers"), 0u) << warmup.report;
+  EXPECT_EQ(count(warmup.summary, "desync"), 0u) << warmup.report;
+  ASSERT_EQ(count(warmup.summary, "ranks_failed"), 1u) << warmup.report;
+  EXPECT_EQ(int64_t(warmup.summary["ranks_failed"].at(0)["rank"]), 20);
+  EXPECT_NE(warmup.report.find("the rank that stopped is not among the profiles read"), std::string::npos)
+      << warmup.report;
 }
 
 // Deeper pipelines: the stages upstream of the hung rank block in their p2p and never reach their
