@@ -56,6 +56,7 @@ struct Proc {
   RankTimeline tl;
   std::vector<uint32_t> sid_to_name;  // nsys string id -> interned id (kNoName = not yet)
   std::vector<int64_t> corr;          // kernel correlation ids, parallel to kernels until sorted
+  int64_t reversed = 0;               // kernel rows that end before they start
   std::vector<std::pair<int64_t, int64_t>> device_counts;  // (device, kernels): a handful at most
   int64_t last_device = INT64_MIN;
   size_t last_device_slot = 0;
@@ -211,7 +212,7 @@ class Reader {
       }
       auto& k = p->tl.kernels;
       int64_t start = s.i64(0), end = s.i64(1);
-      if (end < start) end = start;  // clock glitch: never a negative duration
+      if (end < start) end = start, ++p->reversed;  // clock glitch: never a negative duration
       k.start.push_back(start);
       k.end.push_back(end);
       k.stream.push_back(int32_t(s.i64(2)));
@@ -459,6 +460,9 @@ class Reader {
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran kernels on " +
                               std::to_string(p.device_counts.size()) + " devices; using device " +
                               std::to_string(tl.device));
+      if (p.reversed > 0)
+        tl.warnings.push_back(std::to_string(p.reversed) + " kernel rows of process " + std::to_string(tl.pid) +
+                              " end before they start; counted as 0 ns long");
       sort_timeline(tl);
       // A rank that stopped working (hang) was still being recorded until the session ended.
       if (!windowed_ && window_stop_ > window_start_ && window_start_ <= tl.capture_start &&

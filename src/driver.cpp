@@ -144,6 +144,8 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
       file_info.pod<int32_t>(int32_t(timelines.size()));
       for (size_t i = 0; i < timelines.size(); ++i) {
         auto& tl = timelines[i];
+        for (const auto& w : tl.warnings)  // recoverable oddities: said once, by the process that read the file
+          std::cerr << "straggler-scan: warning: " << ranks::printable(tl.file) << ": " << ranks::printable(w) << "\n";
         LocalRank lr;
         lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size())};
         const auto metrics = ranks::compute_metrics(tl, mopt);

@@ -156,6 +156,25 @@ TEST(Fixture, RowsInAnyOrderAndNullsAndExtraColumns) {
   EXPECT_EQ(tl.host, "host-a");
 }
 
+// A kernel row that ends before it starts (a clock glitch) becomes 0 ns long and is said once.
+TEST(Fixture, KernelEndingBeforeItStartsIsZeroLongWithAWarning) {
+  TempDir t;
+  const auto path = t.file("r.sqlite");
+  {
+    NsysFixture f(path);
+    f.kernel(10, 0, 7, 1000, 2000, "gemm", 1);
+    f.kernel(10, 0, 7, 5000, 3000, "gemm", 2);
+  }
+  auto tls = read_nsys(path);
+  ASSERT_EQ(tls.size(), 1u);
+  const auto& k = tls[0].kernels;
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k.end[1] - k.start[1], 0);
+  ASSERT_EQ(tls[0].warnings.size(), 1u);
+  EXPECT_NE(tls[0].warnings[0].find("1 kernel rows of process 10 end before they start"), std::string::npos)
+      << tls[0].warnings[0];
+}
+
 TEST(Fixture, CorrelationIdsAreJoinedPerProcess) {
   TempDir t;
   const auto path = t.file("two.sqlite");
