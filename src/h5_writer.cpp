@@ -295,6 +295,14 @@ void write_cross(File& f, const CrossRankResults& x) {
   f.replicated_strings("/desync/missing_ranks", col(D, [](auto& d) { return join(d.missing_ranks); }));
   f.replicated_strings("/desync/blocked_ranks", col(D, [](auto& d) { return join(d.blocked_ranks); }));
   f.replicated("/desync/root_cause", col(D, [](auto& d) { return uint8_t(d.root_cause); }));
+  f.replicated("/desync/group_seq", col(D, [](auto& d) { return d.group_seq; }), nullptr,
+               "pipeline link pp-N:s-t: the op's number over all links of pp-N; -1 otherwise");
+  const auto& E = x.capture_ended;  // not a hang: the member's capture stopped first
+  f.group("/capture_ended");
+  f.replicated_strings("/capture_ended/communicator", col(E, [](auto& d) { return d.communicator; }));
+  f.replicated("/capture_ended/seq", col(E, [](auto& d) { return d.seq; }), nullptr,
+               "first op the members below did not reach before their capture ended");
+  f.replicated_strings("/capture_ended/ranks", col(E, [](auto& d) { return join(d.missing_ranks); }));
 
   // Step time matrix: iterations x ranks (columns in /clock/rank order).
   size_t iters = 0;
