@@ -259,50 +259,82 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     }
   }
 
+  // Robust z of every rank's summed excess over a window: against its role's median, scaled by the
+  // role's MAD (roles of 3 or more) or by the MAD of all ranks' residuals pooled (a role of two
+  // cannot tell which of its pair is off), floored at 0.25% of the window's run time.
+  std::vector<std::vector<double>> prefix(ranks.size());  // prefix sums of excess
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    prefix[i].assign(common + 1, 0.0);
+    for (size_t it = 0; it < common; ++it) prefix[i][it + 1] = prefix[i][it] + excess[i][it];
+  }
+  auto total_of = [&](size_t i, Window w) { return prefix[i][w.to] - prefix[i][w.from]; };
+  auto judge = [&](Window w) {
+    std::vector<double> z(ranks.size(), 0.0), residual(ranks.size(), 0.0), role_spread(ranks.size(), 0.0);
+    for (const auto& [role, idx] : roles) {
+      std::vector<double> total;
+      for (size_t i : idx) total.push_back(total_of(i, w));
+      const double med = median(total);
+      const double m = idx.size() >= 3 ? mad(total, med) : -1;
+      for (size_t k = 0; k < idx.size(); ++k) residual[idx[k]] = total[k] - med, role_spread[idx[k]] = m;
+    }
+    const double pooled = mad(residual, 0.0), floor = 0.0025 * run_ms(w);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const double spread = std::max(role_spread[i] >= 0 ? role_spread[i] : pooled, floor);
+      z[i] = spread > 0 ? residual[i] / spread : 0;
+    }
+    return z;
+  };
+  auto qualifies = [&](size_t i, Window w, double z) {
+    const double run = run_ms(w);
+    double blame = 0;
+    for (size_t it = w.from; it < w.to && it < ranks[i].blame_by_iteration.size(); ++it)
+      blame += ranks[i].blame_by_iteration[it] / 1e6;
+    return z >= 6 && total_of(i, w) >= 0.01 * run && blame >= 0.01 * run;
+  };
+  // Job-wide windows for everyone; each rank also gets the stretches around the change points of
+  // its own excess (a small or late slowdown of one rank moves no job-wide median).
+  std::vector<double> best_z(ranks.size(), -1e300);
+  std::vector<Window> best_w(ranks.size(), Window{0, 0});
+  auto consider = [&](size_t i, Window w, double z) {
+    if (qualifies(i, w, z) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
+  };
+  for (size_t w = 0; w < windows.size(); ++w) {
+    const auto z = judge(windows[w]);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (w == 0) v.score[i] = z[i];
+      consider(i, windows[w], z[i]);
+    }
+  }
+  if (common > 1)
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      std::vector<double> steady(excess[i].begin() + 1, excess[i].end());
+      for (const auto& cp : ranks::change_points(steady))
+        for (Window w : {Window{cp.index + 1, common}, Window{1, cp.index + 1}}) consider(i, w, judge(w)[i]);
+    }
+
   for (const auto& [role, idx] : roles) {
     std::vector<const RankEvidence*> peers;
     for (size_t i : idx) peers.push_back(&ranks[i]);
     std::vector<double> transfers;
     for (const auto* p : peers) transfers.push_back(p->transfer_ns);
     const double median_transfer_ns = median(transfers);
-    // Per window: robust z of each rank's summed excess among its role.
-    std::vector<double> best_z(idx.size(), -1e300);
-    std::vector<int> best_w(idx.size(), -1);
-    for (size_t w = 0; w < windows.size(); ++w) {
-      const Window win = windows[w];
-      const double run = run_ms(win);
-      std::vector<double> total;
-      for (size_t i : idx) total.push_back(std::accumulate(excess[i].begin() + long(win.from), excess[i].begin() + long(win.to), 0.0));
-      const double med = median(total);
-      const double spread = std::max(mad(total, med), 0.0025 * run);
-      for (size_t k = 0; k < idx.size(); ++k) {
-        const auto& r = ranks[idx[k]];
-        const double z = spread > 0 ? (total[k] - med) / spread : 0;
-        if (w == 0) v.score[idx[k]] = z;
-        double blame = 0;
-        for (size_t i = win.from; i < win.to && i < r.blame_by_iteration.size(); ++i) blame += r.blame_by_iteration[i] / 1e6;
-        if (z < 6 || total[k] < 0.01 * run || blame < 0.01 * run) continue;
-        if (best_w[k] < 0 || z > best_z[k]) best_z[k] = z, best_w[k] = int(w);
-      }
-    }
-    for (size_t k = 0; k < idx.size(); ++k) {
-      if (best_w[k] < 0) continue;
-      const size_t i = idx[k];
+    for (size_t i : idx) {
+      if (best_w[i].to == 0) continue;
       const auto& r = ranks[i];
-      const Window win = windows[size_t(best_w[k])];
+      const Window win = best_w[i];
+      const bool whole = win.from == 1 && win.to == common;
       Straggler s;
       s.rank = r.rank, s.host = r.host;
       s.blame_ms = r.blame_ns / 1e6, s.hold_ms = r.hold_ns / 1e6;
-      s.excess_ms = std::accumulate(excess[i].begin() + long(win.from), excess[i].begin() + long(win.to), 0.0);
+      s.excess_ms = total_of(i, win);
       s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
-      s.score = best_z[k];
+      s.score = best_z[i];
       v.score[i] = std::max(v.score[i], s.score);
       std::vector<double> in_window(excess[i].begin(), excess[i].begin() + long(win.to));
       std::fill(in_window.begin(), in_window.begin() + long(win.from), 0.0);
       const size_t on = onset_index(in_window);
       const size_t from = on == SIZE_MAX ? win.from : on;
-      if (on != SIZE_MAX)
-        s.onset_iteration = on < r.iteration_number.size() ? r.iteration_number[on] : int64_t(on);
+      if (on != SIZE_MAX) s.onset_iteration = number(r, on);
       std::vector<const RankEvidence*> others;
       for (const auto* p : peers)
         if (p != &r) others.push_back(p);
@@ -313,7 +345,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       s.cause = cause_of(r, others, from, win.to, rank_link_ratio[r.rank], extra_transfer_ms, excess_per_it, s.evidence);
       s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
                                "{:.0f}% of its collectives; ",
-                               s.excess_ms, best_w[k] == 0 ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),
+                               s.excess_ms, whole ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),
                                s.blame_ms, 100 * s.late_fraction) +
                    s.evidence;
       // Its transfers are slow only on communicators already named in slow_links: the link is the

@@ -198,6 +198,7 @@ TEST(Verdict, SlowLinksAcrossLayouts) {
        {"node-00", "node-01", "node-02", "node-03"}},
       {"--layout 1x1x32 --hosts 8 --seed 122 --fault slow_link:6:7:3", {}},  // one ring: nothing to compare with
       {"--layout 2x1x8 --hosts 4 --seed 127 --fault slow_link:0:1:2", {}},   // every DP ring crosses it
+      {"--layout 2x2x8 --hosts 4 --seed 30 --fault slow_link:2:3:1.3", {}},  // below the 1.5x threshold
   };
   for (const auto& [args, hosts] : cases) {
     Analysis r;
@@ -224,6 +225,24 @@ TEST(Verdict, LateOnsetIsNotAveragedAway) {
   Analysis d;
   run(d, sim_args(kLayouts[0], 152, 16) + " --fault host_delay:3:13:8", "--layout 2x2x8");
   expect_straggler(d, 3, "host_delay", 13);
+}
+
+// Pipeline stages of two ranks (TP1 x DP2): the pair alone cannot say which one is slow; small
+// and late faults move no job-wide median. Each is found with its onset.
+TEST(Verdict, PairRolesAndSmallLateFaults) {
+  const std::tuple<const char*, const char*, int64_t, const char*, int64_t> cases[] = {
+      {"--layout 1x8x2 --hosts 4 --iterations 30 --seed 26 --jitter 0.1", "slow_gpu:15:1:1.3", 15, "slow_gpu", 1},
+      {"--layout 1x8x2 --hosts 4 --iterations 30 --seed 26 --jitter 0.1", "extra_work:15:10:1.3", 15, "extra_work", 10},
+      {"--layout 2x2x8 --hosts 4 --iterations 20 --seed 54 --jitter 0.05", "host_delay:20:14:3", 20, "host_delay", 14},
+      {"--layout 2x4x4 --hosts 4 --iterations 20 --seed 21 --jitter 0.08", "slow_gpu:9:17:1.15", 9, "slow_gpu", 17},
+  };
+  for (const auto& [base, fault, rank, cause, onset] : cases) {
+    Analysis r;
+    const std::string a = base;
+    run(r, a + " --fault " + fault, a.substr(0, a.find(" --hosts")));
+    SCOPED_TRACE(std::string(base) + " " + fault);
+    expect_straggler(r, rank, cause, onset);
+  }
 }
 
 // A small host delay (2 ms in an 81 ms step, 2.5% of the run) is still found.

@@ -53,7 +53,7 @@ std::vector<std::vector<int>> observable_slow_links(const Simulation& sim) {
   }
   std::vector<std::set<int>> rows;
   for (const Fault& f : sim.opt.faults) {
-    if (f.kind != FaultKind::SlowLink) continue;
+    if (f.kind != FaultKind::SlowLink || f.factor < 1.5) continue;  // below the tool's 1.5x threshold (verdict.hpp)
     for (const auto& [key, comms] : groups) {
       std::vector<const std::set<int>*> slowed;
       for (const auto& h : comms) {

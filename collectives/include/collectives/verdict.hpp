@@ -8,10 +8,11 @@
 // has and before the first desync (a hung rank or a capture that ends early leaves the others'
 // later collectives unmatched, which would look like own time). A rank is a straggler when, over
 // the whole steady run or over the stretch after (or before) a change point of the job step time
-// (so that a rank that turned slow late in a long capture is not averaged away):
-//   * its summed excess is an outlier: > median + 6 x (1.4826 MAD) of the role's excesses, the
-//     MAD floored at 0.25% of that stretch's run time, so at least 1.5% of it (healthy runs with
-//     5% kernel jitter stay below 0.3%), and
+// or of its own excess (so that a small or late slowdown is not averaged away):
+//   * its summed excess is an outlier: > median + 6 x (1.4826 MAD) of the role's excesses (for a
+//     role of two, whose pair cannot say which one is off, the MAD of all ranks' residuals from
+//     their role medians), the MAD floored at 0.25% of that stretch's run time, so at least 1.5%
+//     of it (healthy runs with 5-10% kernel jitter reach a robust z of about 1-3), and
 //   * it matters: excess and blame (peer time spent waiting for it) in that stretch are each
 //     >= 1% of its run time (sum of the job's median step times).
 //   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
