@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "ranks/changepoint.hpp"
 #include "ranks/histogram.hpp"
@@ -179,11 +180,11 @@ bool explained_by_slow_links(const std::vector<SlowLink>& links, const std::set<
   return !slow_comms.empty();
 }
 
-// The iterations [from, to) a straggler is judged on: the whole steady run, and the stretches
-// after (and before) each change of the job step time, so that a rank that turned slow late in a
-// long capture is not averaged away.
+// Iteration indexes [from, to) a rank is judged on (see verdict.hpp: the whole steady run and the
+// stretches around change points).
 struct Window {
   size_t from, to;
+  bool operator<(const Window& o) const { return std::tie(from, to) < std::tie(o.from, o.to); }
 };
 
 }  // namespace
@@ -209,7 +210,6 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       if (i < r.step_ms.size()) s.push_back(r.step_ms[i]);
     v.job_step_ms.push_back(median(s));
   }
-  v.common_iterations = common;
   auto run_ms = [&](Window w) {
     double t = 0;
     for (size_t i = std::max<size_t>(w.from, 1); i < w.to; ++i) t += v.job_step_ms[i];
@@ -238,18 +238,17 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
 
   // Change points of the job step time (warm-up excluded, common iterations only).
   std::vector<Window> windows;  // empty without a steady iteration every rank has (e.g. an early hang)
-  if (common > 1) windows.push_back({1, common});
   if (common > 1) {
+    windows.push_back({1, common});
     std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.begin() + long(common));
     for (const auto& cp : ranks::change_points(steady)) {
       JobChangePoint j;
       const size_t at = cp.index + 1;
       windows.push_back({at, common}), windows.push_back({1, at});
       j.before_ms = cp.before, j.after_ms = cp.after;
-      j.iteration = int64_t(at);
       for (size_t i = 0; i < ranks.size(); ++i) {
         const auto& r = ranks[i];
-        if (at < r.iteration_number.size()) j.iteration = r.iteration_number[at];
+        j.iteration = number(r, at);
         std::vector<double> before(excess[i].begin() + 1, excess[i].begin() + long(at)),
             after(excess[i].begin() + long(at), excess[i].end());
         if (std::abs(median(after) - median(before)) >= 0.5 * std::abs(cp.after - cp.before))
@@ -268,8 +267,13 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     for (size_t it = 0; it < common; ++it) prefix[i][it + 1] = prefix[i][it] + excess[i][it];
   }
   auto total_of = [&](size_t i, Window w) { return prefix[i][w.to] - prefix[i][w.from]; };
-  auto judge = [&](Window w) {
-    std::vector<double> z(ranks.size(), 0.0), residual(ranks.size(), 0.0), role_spread(ranks.size(), 0.0);
+  std::map<Window, std::vector<double>> judged;  // ranks' change points often coincide
+  auto judge = [&](Window w) -> const std::vector<double>& {
+    auto [hit, fresh] = judged.try_emplace(w);
+    if (!fresh) return hit->second;
+    std::vector<double>& z = hit->second;
+    z.assign(ranks.size(), 0.0);
+    std::vector<double> residual(ranks.size(), 0.0), role_spread(ranks.size(), 0.0);
     for (const auto& [role, idx] : roles) {
       std::vector<double> total;
       for (size_t i : idx) total.push_back(total_of(i, w));
@@ -299,7 +303,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     if (qualifies(i, w, z) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
   };
   for (size_t w = 0; w < windows.size(); ++w) {
-    const auto z = judge(windows[w]);
+    const auto& z = judge(windows[w]);
     for (size_t i = 0; i < ranks.size(); ++i) {
       if (w == 0) v.score[i] = z[i];
       consider(i, windows[w], z[i]);

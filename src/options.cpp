@@ -78,7 +78,10 @@ bool parse_options(int argc, char** argv, Options& out) {
                               "'");
     }
   }
-  for (int i = 0; i < argc; ++i) out.command_line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) out.command_line += ' ';
+    out.command_line += argv[i];
+  }
   return true;
 }
 

@@ -134,7 +134,10 @@ std::string summary_json(const RunSummaryInput& in) {
 void write_summary_json(const std::string& path, const RunSummaryInput& in) {
   namespace fs = std::filesystem;
   fs::path p(path);
-  fs::path tmp = p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  std::string name = p.filename().string();
+  name.insert(0, 1, '.');
+  name += ".tmp-" + std::to_string(::getpid());
+  fs::path tmp = p.parent_path() / name;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << summary_json(in);

@@ -99,7 +99,6 @@ struct Verdict {
   std::vector<double> score;          // per input rank (same order): robust z of blame in its role
   std::vector<std::string> cause;     // per input rank: cause if a straggler, else ""
   std::vector<double> job_step_ms;    // per iteration index: median over ranks
-  size_t common_iterations = 0;       // iteration indexes every rank has (warm-up included)
 };
 
 // `clean_iterations`: iteration indexes [0, n) before the first desync (SIZE_MAX: no desync).
