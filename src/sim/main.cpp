@@ -12,12 +12,16 @@ namespace po = boost::program_options;
 
 int main(int argc, char** argv) {
   sim::Options o;
-  std::string layout = "2x2x8", schema = "3.25";
+  std::string layout = "2x2x8", schema = "3.25", conventions = "fixed";
+  uint64_t conventions_seed = 0;
   std::vector<std::string> faults;
   po::options_description desc(
       "Usage: straggler-sim OUT_DIR [options]\n"
       "Faults: slow_gpu:RANK:FROM_ITER:FACTOR  host_delay:RANK:FROM_ITER:MS  extra_work:RANK:FROM_ITER:FACTOR\n"
-      "        slow_link:HOST_A:HOST_B:FACTOR  stage_imbalance:STAGE:FACTOR  hang:RANK:ITER\nOptions");
+      "        slow_link:HOST_A:HOST_B:FACTOR  stage_imbalance:STAGE:FACTOR  hang:RANK:ITER  crash:RANK:ITER\n"
+      "--conventions random varies what nsys does not promise (stream/device ids, pids, row order, markers,\n"
+      "graph launches, capture start) and, unless given, --hosts (4 or 8 GPUs each), --schema, the file\n"
+      "layout and the NCCL domain rows; truth.json records each choice under \"conventions\".\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("layout", po::value(&layout)->default_value(layout), "TPxPPxDP")
@@ -31,8 +35,12 @@ int main(int argc, char** argv) {
       ("clock-drift-ppm", po::value(&o.clock_drift_ppm)->default_value(0.0),
        "max abs per-host clock rate error over the capture (host 0 exact)")
       ("schema", po::value(&schema)->default_value(schema), "3.25 or 3.0")
-      ("per-host-files", po::bool_switch(&o.per_host_files), "one file per host with all its rank processes")
+      ("per-host-files", "one file per host with all its rank processes")
+      ("per-rank-files", "one file per rank (the default; pins it under --conventions random)")
       ("no-nccl-domain-create", "omit the NVTX 'NCCL' domain-create rows")
+      ("nccl-domain-create", "write them (the default; pins it under --conventions random)")
+      ("conventions", po::value(&conventions)->default_value(conventions), "fixed or random")
+      ("conventions-seed", po::value(&conventions_seed), "seed of the random conventions (default: --seed)")
       ("fault", po::value(&faults)->composing(), "fault spec (repeatable)")
       ("target-kernels", po::value(&o.target_kernels)->default_value(0), "choose iterations for ~K kernels per rank")
       ("threads", po::value(&o.threads)->default_value(0), "writer threads (0 = all cores)");
@@ -50,7 +58,19 @@ int main(int argc, char** argv) {
       std::cout << desc << "\n";
       return vm.count("help") ? 0 : 2;
     }
+    if (vm.count("per-host-files") && vm.count("per-rank-files"))
+      throw std::invalid_argument("--per-host-files and --per-rank-files exclude each other");
+    if (vm.count("no-nccl-domain-create") && vm.count("nccl-domain-create"))
+      throw std::invalid_argument("--no-nccl-domain-create and --nccl-domain-create exclude each other");
+    o.per_host_files = vm.count("per-host-files") > 0;
     o.nccl_domain_create = !vm.count("no-nccl-domain-create");
+    if (conventions != "fixed" && conventions != "random") throw std::invalid_argument("--conventions must be fixed or random");
+    o.random_conventions = conventions == "random";
+    if (vm.count("conventions-seed")) o.conventions_seed = conventions_seed;
+    o.pinned.hosts = !vm["hosts"].defaulted();
+    o.pinned.schema = !vm["schema"].defaulted();
+    o.pinned.files = vm.count("per-host-files") || vm.count("per-rank-files");
+    o.pinned.domain_create = vm.count("no-nccl-domain-create") || vm.count("nccl-domain-create");
     o.layout = topology::ParallelLayout::parse(layout);
     if (schema == "3.0" || schema == "3.0.0") o.schema30 = true;
     else if (schema != "3.25" && schema != "3.25.0") throw std::invalid_argument("--schema must be 3.25 or 3.0");

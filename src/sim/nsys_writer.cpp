@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ddl.hpp"
+#include "rng.hpp"
 
 namespace sim {
 namespace {
@@ -59,13 +60,16 @@ const char* const kOldNccl[2][2] = {
     {"ncclKernel_AllReduce_RING_LL_Sum_bf16", "ncclKernel_AllReduce_RING_LL_Sum_bf16(ncclDevComm*, unsigned long, ncclWork*)"},
     {"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"}};
 
+// Strings after kThreadMain are written only when used (random conventions, crash runs), so
+// the fixed output stays as it was.
 enum Str : int {
   kApiLaunch = 2 * kKernelCount, kApiLaunchEx, kApiMemcpy, kApiSync, kNvAllReduce, kNvGroupStart, kNvGroupEnd,
-  kNvSend, kNvRecv, kThreadMain, kStrCount
+  kNvSend, kNvRecv, kThreadMain, kApiGraphLaunch, kNvCommAbort, kThreadWatchdog, kStrCount
 };
 const char* const kOtherStrings[] = {"cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020",
                                      "cudaStreamSynchronize_v3020", "ncclAllReduce", "ncclGroupStart",
-                                     "ncclGroupEnd", "ncclSend", "ncclRecv", "python3"};
+                                     "ncclGroupEnd", "ncclSend", "ncclRecv", "python3", "cudaGraphLaunch_v10000",
+                                     "ncclCommAbort", "pt_nccl_watchdg"};
 int64_t str_id(int s) { return s + 1; }
 int64_t short_id(int k) { return str_id(2 * k); }
 int64_t demangled_id(int k) { return str_id(2 * k + 1); }
@@ -173,14 +177,45 @@ std::string utc_string(int64_t ns) {
   return buf;
 }
 
+// Crash runs. A rank blocked in a launch waits until the NCCL watchdog times out (60 s, as
+// TORCH_NCCL timeouts are often set) and aborts its communicators; then the job is killed. The
+// crashed rank's own capture ends soon after it died (nsys still writes its report).
+constexpr int64_t kWatchdogNs = 60'000'000'000, kAbortNs = 4'000'000;
+constexpr int64_t kWatchdogTid = 7;  // tid = pid + 7: the watchdog thread
+
+bool crash_run(const Simulation& sim) {
+  for (const RankTrace& tr : sim.ranks)
+    if (tr.crashed_at >= 0) return true;
+  return false;
+}
+int64_t jitter_ns(const Simulation& sim, int rank, int64_t max) {
+  return int64_t(hash4(sim.opt.seed, 0xDEAD, uint64_t(rank), 0) % uint64_t(max));
+}
+// True time the watchdog starts aborting, or -1 (no crash run, or the rank is not blocked).
+int64_t watchdog_at(const Simulation& sim, int rank) {
+  const auto& ops = sim.ranks[rank].ops;
+  if (!crash_run(sim) || ops.empty() || !ops.back().pending) return -1;
+  return ops.back().cpu_start + kWatchdogNs + jitter_ns(sim, rank, 2'000'000'000);
+}
+int watchdog_aborts(const Conventions& cv, int rank) { return int(cv.created[rank].size()) - 1; }  // NCCL streams
+// True time the capture of a rank stops in a crash run; -1: when the job is killed.
+int64_t rank_stop(const Simulation& sim, const Conventions& cv, int rank) {
+  if (sim.ranks[rank].crashed_at >= 0) return sim.ranks[rank].crashed_at + 20'000'000 + jitter_ns(sim, rank, 280'000'000);
+  const int64_t w = watchdog_at(sim, rank);
+  return w < 0 ? -1 : w + watchdog_aborts(cv, rank) * kAbortNs + 200'000'000 + jitter_ns(sim, rank, 600'000'000);
+}
+
 void exec(sqlite3* db, const std::string& sql) { check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql); }
 
 struct Ctx {
   const Simulation& sim;
+  const Conventions& cv;
   bool v30;
   double drift = 0;  // this file's host clock runs (1 + drift) fast from the capture start
+  int64_t lead = kCaptureLead;  // true time 0 is this long after the capture start
+  int r0 = 0;                   // the file's first rank (capture-wide conventions)
   int64_t to_file(int64_t t) const {
-    const int64_t f = t + kCaptureLead;
+    const int64_t f = t + lead;
     return drift == 0 ? f : f + int64_t(std::llround(double(f) * drift));
   }
 };
@@ -218,9 +253,10 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
   }
 
   // Capture start on this host's (NTP-skewed) clock: utcEpochNs + t_file = true time + e_h.
-  const int64_t utc = kT0 - kCaptureLead + c.sim.host_offset_ns[f.host];
-  Insert start(db, "TARGET_INFO_SESSION_START_TIME",
-               {{"utcEpochNs", ":u"}, {"utcTime", ":s"}, {"localTime", ":s"}, {"systemClockNs", "0"}});
+  const int64_t utc = kT0 - c.lead + c.sim.host_offset_ns[f.host];
+  const int64_t sys_clock = c.cv.system_clock_ns[c.r0];
+  Insert start(db, "TARGET_INFO_SESSION_START_TIME", {{"utcEpochNs", ":u"}, {"utcTime", ":s"}, {"localTime", ":s"},
+                                                       {"systemClockNs", std::to_string(sys_clock)}});
   start.i(start.p(":u"), utc);
   start.t(start.p(":s"), utc_string(utc));
   start.run();
@@ -240,9 +276,13 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
     env.run();
   }
 
-  Insert ad(db, "ANALYSIS_DETAILS", {{"globalVid", std::to_string(kVmBits)}, {"duration", ":d"}, {"startTime", "0"},
-                                     {"stopTime", ":d"}});
+  // nsys 2026.x puts startTime on the system clock while the events stay capture-relative;
+  // duration is the capture length either way.
+  const int64_t start_time = c.cv.system_clock_start ? sys_clock : 0;
+  Insert ad(db, "ANALYSIS_DETAILS", {{"globalVid", std::to_string(kVmBits)}, {"duration", ":d"},
+                                     {"startTime", std::to_string(start_time)}, {"stopTime", ":e"}});
   ad.i(ad.p(":d"), stop);
+  ad.i(ad.p(":e"), start_time + stop);
   ad.run();
 
   Insert s(db, "StringIds", {{"id", ":i"}, {"value", ":v"}});
@@ -256,7 +296,7 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
     s.t(s.p(":v"), old ? kOldNccl[o][1] : kKernels[k].demangled);
     s.run();
   }
-  for (int k = kApiLaunch; k < kStrCount; ++k) {
+  for (int k = kApiLaunch; k < (c.cv.extra_strings ? kStrCount : kThreadMain + 1); ++k) {
     s.i(s.p(":i"), str_id(k));
     s.t(s.p(":v"), kOtherStrings[k - kApiLaunch]);
     s.run();
@@ -264,13 +304,57 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
   rows += meta.rows + start.rows + env.rows + ad.rows + s.rows;
 }
 
+// Kernel rows; per-kernel constants are rebound only when the kernel changes.
+struct KernelRows {
+  BatchInsert b;
+  int s, e, st, k, dn, sn, regs, gx, gy, bx, ssm, dsm, gid, sme, cx, cy, mpc, mac, gn, gr;
+  int last = -1;
+  KernelRows(sqlite3* db, const std::vector<std::pair<std::string, std::string>>& cols)
+      : b(db, "CUPTI_ACTIVITY_KIND_KERNEL", cols), s(b.p(":s")), e(b.p(":e")), st(b.p(":st")), k(b.p(":k")),
+        dn(b.p(":dn")), sn(b.p(":sn")), regs(b.p(":regs")), gx(b.p(":gx")), gy(b.p(":gy")), bx(b.p(":bx")),
+        ssm(b.p(":ssm")), dsm(b.p(":dsm")), gid(b.p(":gid")), sme(b.p(":sme")), cx(b.p(":cx")), cy(b.p(":cy")),
+        mpc(b.p(":mpc")), mac(b.p(":mac")), gn(b.p(":gn")), gr(b.p(":gr")) {}
+  void row(int64_t start, int64_t end, int64_t stream, int64_t corr, int64_t grid_id, int kernel) {
+    b.set(s, start);
+    b.set(e, end);
+    b.set(st, stream);
+    b.set(k, corr);
+    b.set(gid, grid_id);
+    if (kernel == last) return;
+    const KernelInfo& ki = kKernels[kernel];
+    last = kernel;
+    b.set(dn, demangled_id(kernel));
+    b.set(sn, short_id(kernel));
+    b.set(regs, ki.regs);
+    b.set(gx, ki.grid_x);
+    b.set(gy, ki.grid_y);
+    b.set(bx, ki.block_x);
+    b.set(ssm, ki.static_smem);
+    b.set(dsm, ki.dyn_smem);
+    b.set(sme, ki.smem_exec);
+    b.set(cx, ki.cluster_x);
+    b.set(cy, ki.cluster_x ? 1 : 0);
+    b.set(mpc, ki.max_cluster);
+    b.set(mac, ki.max_active);
+  }
+  void graph(int64_t node, int64_t graph) {
+    b.set(gn, node);
+    b.set(gr, graph);
+  }
+};
+
 // All rows of one rank process; table by table so each table's pages stay together.
 void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
   const Simulation& sim = c.sim;
+  const Conventions& cv = c.cv;
   const RankTrace& tr = sim.ranks[rank];
-  const int64_t pid = pid_of_rank(sim, rank), dev = local_rank_of(sim, rank);
+  const int64_t pid = cv.pid[rank], dev = cv.device[rank];
   const int64_t gpid = kVmBits | (pid << 24), gtid = gpid | pid;
-  auto corr = [](size_t i) { return int64_t(i) + 1; };  // unique per process, in CPU order
+  auto corr = [&](size_t i) { return cv.corr(rank, i); };  // unique per process, in CPU order
+  const auto& stream_id = cv.stream[rank];
+  const std::string compute_stream = std::to_string(stream_id[kCompute]);
+  // CUDA graphs: one cudaGraphLaunch row launches a run of compute kernels, which share its correlationId.
+  const std::vector<int32_t> head = graph_heads(tr, cv.graph_from[rank]);
 
   BatchInsert rt(db, "CUPTI_ACTIVITY_KIND_RUNTIME", {{"start", ":s"}, {"end", ":e"}, {"eventClass", ":c"},
             {"globalTid", std::to_string(gtid)}, {"correlationId", ":k"}, {"nameId", ":n"}, {"returnValue", "0"}});
@@ -281,7 +365,10 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
     switch (op.type) {
       case OpType::IterBegin: continue;
       case OpType::H2D: case OpType::D2H: name = kApiMemcpy; break;
-      case OpType::Compute: name = kApiLaunch; break;
+      case OpType::Compute:
+        if (head[i] >= 0 && head[i] != int32_t(i)) continue;  // inside a graph launched earlier
+        name = head[i] >= 0 ? kApiGraphLaunch : kApiLaunch;
+        break;
       case OpType::Coll: s = coll_launch_start(op); e = coll_launch_end(op); cls = 1; name = kApiLaunchEx; break;
       case OpType::Sync: name = kApiSync; break;
     }
@@ -294,57 +381,47 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
   }
   rt.flush();
 
-  BatchInsert k(db, "CUPTI_ACTIVITY_KIND_KERNEL",
-           {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
-            {"greenContextId", "0"}, {"streamId", ":st"}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
-            {"demangledName", ":dn"}, {"shortName", ":sn"}, {"launchType", "1"}, {"cacheConfig", "1"},
-            {"registersPerThread", ":regs"}, {"gridX", ":gx"}, {"gridY", ":gy"}, {"gridZ", "1"}, {"blockX", ":bx"},
-            {"blockY", "1"}, {"blockZ", "1"}, {"staticSharedMemory", ":ssm"}, {"dynamicSharedMemory", ":dsm"},
-            {"localMemoryPerThread", "0"}, {"localMemoryTotal", "250871808"}, {"gridId", ":gid"},
-            {"sharedMemoryExecuted", ":sme"}, {"sharedMemoryLimitConfig", "0"}, {"clusterX", ":cx"},
-            {"clusterY", ":cy"}, {"clusterZ", ":cy"}, {"clusterSchedulingPolicy", "1"},
-            {"maxPotentialClusterSize", ":mpc"}, {"maxActiveClusters", ":mac"}, {"tensorSizeMinusOneElements", "'[]'"}});
-  const int ks = k.p(":s"), ke = k.p(":e"), kst = k.p(":st"), kk = k.p(":k"), kdn = k.p(":dn"), ksn = k.p(":sn"),
-            kregs = k.p(":regs"), kgx = k.p(":gx"), kgy = k.p(":gy"), kbx = k.p(":bx"), kssm = k.p(":ssm"),
-            kdsm = k.p(":dsm"), kgid = k.p(":gid"), ksme = k.p(":sme"), kcx = k.p(":cx"), kcy = k.p(":cy"),
-            kmpc = k.p(":mpc"), kmac = k.p(":mac");
-  int last_kernel = -1;
+  // Per-kernel constants are set only when the kernel changes (bindings persist across rows).
+  std::vector<std::pair<std::string, std::string>> kcols = {
+      {"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
+      {"greenContextId", "0"}, {"streamId", ":st"}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
+      {"demangledName", ":dn"}, {"shortName", ":sn"}, {"launchType", "1"}, {"cacheConfig", "1"},
+      {"registersPerThread", ":regs"}, {"gridX", ":gx"}, {"gridY", ":gy"}, {"gridZ", "1"}, {"blockX", ":bx"},
+      {"blockY", "1"}, {"blockZ", "1"}, {"staticSharedMemory", ":ssm"}, {"dynamicSharedMemory", ":dsm"},
+      {"localMemoryPerThread", "0"}, {"localMemoryTotal", "250871808"}, {"gridId", ":gid"},
+      {"sharedMemoryExecuted", ":sme"}, {"sharedMemoryLimitConfig", "0"}, {"clusterX", ":cx"},
+      {"clusterY", ":cy"}, {"clusterZ", ":cy"}, {"clusterSchedulingPolicy", "1"},
+      {"maxPotentialClusterSize", ":mpc"}, {"maxActiveClusters", ":mac"}, {"tensorSizeMinusOneElements", "'[]'"}};
+  KernelRows k(db, kcols);
+  kcols.push_back({"graphNodeId", ":gn"});
+  kcols.push_back({"graphId", ":gr"});
+  KernelRows kg(db, kcols);  // kernels launched as CUDA graph nodes
+  int graph_iter = -1;
+  int64_t graph_id = 0;
   for (size_t i = 0; i < tr.ops.size(); ++i) {
     const Op& op = tr.ops[i];
     if ((op.type != OpType::Compute && op.type != OpType::Coll) || op.pending) continue;
-    k.set(ks, c.to_file(op.start));
-    k.set(ke, c.to_file(op.end));
-    k.set(kst, kStreamIds[op.stream]);
-    k.set(kk, corr(i));
-    k.set(kgid, 100000 + int64_t(i));
-    if (op.kernel != last_kernel) {  // per-kernel constants; bindings persist across resets
-      const KernelInfo& ki = kKernels[op.kernel];
-      last_kernel = op.kernel;
-      k.set(kdn, demangled_id(op.kernel));
-      k.set(ksn, short_id(op.kernel));
-      k.set(kregs, ki.regs);
-      k.set(kgx, ki.grid_x);
-      k.set(kgy, ki.grid_y);
-      k.set(kbx, ki.block_x);
-      k.set(kssm, ki.static_smem);
-      k.set(kdsm, ki.dyn_smem);
-      k.set(ksme, ki.smem_exec);
-      k.set(kcx, ki.cluster_x);
-      k.set(kcy, ki.cluster_x ? 1 : 0);
-      k.set(kmpc, ki.max_cluster);
-      k.set(kmac, ki.max_active);
+    const bool node = head[i] >= 0;
+    if (node && head[i] == int32_t(i)) {  // graphs numbered by their place in the iteration
+      if (op.iter != graph_iter) graph_iter = op.iter, graph_id = 0;
+      ++graph_id;
     }
-    k.run();
+    KernelRows& out = node ? kg : k;
+    out.row(c.to_file(op.start), c.to_file(op.end), stream_id[op.stream], corr(node ? size_t(head[i]) : i),
+            100000 + int64_t(i), op.kernel);
+    if (node) out.graph(graph_id * 1000 + int64_t(i) - head[i], graph_id);
+    out.b.run();
   }
-  k.flush();
+  k.b.flush();
+  kg.b.flush();
 
   Insert m(db, "CUPTI_ACTIVITY_KIND_MEMCPY",
            {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
-            {"greenContextId", "0"}, {"streamId", "7"}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
+            {"greenContextId", "0"}, {"streamId", compute_stream}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
             {"bytes", ":b"}, {"copyKind", ":ck"}, {"srcKind", ":sk"}, {"dstKind", ":dk"}, {"copyCount", "1"}});
   Insert sy(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-            {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"}, {"streamId", "7"},
-             {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)}, {"syncType", "3"},
+            {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
+             {"streamId", compute_stream}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)}, {"syncType", "3"},
              {"eventId", "4294967295"}, {"eventSyncId", "0"}});
   for (size_t i = 0; i < tr.ops.size(); ++i) {
     const Op& op = tr.ops[i];
@@ -400,21 +477,34 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
     if (op.api != Api::Send) range(t, t + 1500, kNvRecv), t += 1800;
     range(t, e, kNvGroupEnd);  // the kernel launch happens inside ncclGroupEnd
   }
+  // Crash runs: the NCCL watchdog times out on the blocked launch and aborts the communicators.
+  if (const int64_t w = watchdog_at(sim, rank); w >= 0) {
+    BatchInsert wd(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", "59"},
+                                       {"globalTid", std::to_string(gpid | (pid + kWatchdogTid))},
+                                       {"textId", std::to_string(str_id(kNvCommAbort))}, {"domainId", "1"}});
+    for (int a = 0; a < watchdog_aborts(cv, rank); ++a) {
+      wd.set(wd.p(":s"), c.to_file(w + a * kAbortNs));
+      wd.set(wd.p(":e"), c.to_file(w + a * kAbortNs + kAbortNs - 1'000'000));
+      wd.run();
+    }
+    wd.flush();
+    rows += wd.rows;
+  }
   nb.flush();
   nv.i(nt, 59);
   nv.i(nd, 0);
-  for (size_t it = 0; it < tr.iter_cpu.size(); ++it) {  // PyTorch profiler step markers (inline text)
+  for (size_t it = 0; cv.iteration_markers && it < tr.iter_cpu.size(); ++it) {  // PyTorch profiler step markers
     nv.i(ns, c.to_file(tr.iter_cpu[it].first));
     nv.i(ne, c.to_file(tr.iter_cpu[it].second));
     nv.t(nx, fmt::format("ProfilerStep#{}", it));
     nv.run();
   }
-  rows += rt.rows + k.rows + m.rows + sy.rows + nv.rows + nb.rows;
+  rows += rt.rows + k.b.rows + kg.b.rows + m.rows + sy.rows + nv.rows + nb.rows;
 }
 
 }  // namespace
 
-int64_t write_nsys_file(const Simulation& sim, const FileSpec& f) {
+int64_t write_nsys_file(const Simulation& sim, const Conventions& cv, const FileSpec& f) {
   std::remove(f.path.c_str());
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(f.path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -428,44 +518,60 @@ int64_t write_nsys_file(const Simulation& sim, const FileSpec& f) {
     exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
              "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536");
     exec(db, "BEGIN");
-    const Ctx c{sim, sim.opt.schema30, sim.host_drift_ppm[size_t(f.host)] * 1e-6};
+    const Ctx c{sim, cv, sim.opt.schema30, sim.host_drift_ppm[size_t(f.host)] * 1e-6, cv.capture_lead[f.ranks[0]],
+                f.ranks[0]};
     for (const char* ddl : c.v30 ? kDdl30 : kDdl325) exec(db, ddl);
     // One capture session for the whole job (nsys --duration, or the job killed on a hang): every
     // file's window ends together, also for a rank that stopped working early.
     int64_t stop = 0;
     for (const RankTrace& tr : sim.ranks)
       for (const Op& op : tr.ops) stop = std::max({stop, op.pending ? op.cpu_end : op.end, op.cpu_end});
-    write_metadata(db, c, f, c.to_file(stop) + 2'000'000'000, rows);  // the session ran on 2 s
+    int64_t file_stop = c.to_file(stop) + 2'000'000'000;  // the session ran on 2 s
+    if (crash_run(sim)) {  // each capture ends with its process; the job is killed after the watchdogs
+      int64_t kill = stop + 2'000'000'000;
+      for (int r = 0; r < sim.world; ++r) kill = std::max(kill, rank_stop(sim, cv, r));
+      file_stop = 0;
+      for (int r : f.ranks) {
+        const int64_t t = rank_stop(sim, cv, r);
+        file_stop = std::max(file_stop, c.to_file(t < 0 ? kill : t));
+      }
+    }
+    write_metadata(db, c, f, file_stop, rows);
 
     Insert proc(db, "PROCESSES", {{"globalPid", ":g"}, {"pid", ":p"}, {"name", ":n"}});
-    Insert tn(db, "ThreadNames", {{"nameId", std::to_string(str_id(kThreadMain))}, {"priority", "20"}, {"globalTid", ":g"}});
+    Insert tn(db, "ThreadNames", {{"nameId", ":n"}, {"priority", "20"}, {"globalTid", ":g"}});
     Insert cs(db, "TARGET_INFO_CUDA_STREAM", {{"streamId", ":s"}, {"hwId", "0"}, {"vmId", "1"}, {"processId", ":p"},
                                                {"contextId", "1"}, {"priority", "0"}, {"flag", "2"}});
     if (f.per_host) {  // the launcher a torchrun capture also records (it has no kernels)
-      proc.i(proc.p(":g"), kVmBits | (int64_t(900) << 24));
-      proc.i(proc.p(":p"), 900);
+      const int64_t lp = cv.launcher_pid[f.host];
+      proc.i(proc.p(":g"), kVmBits | (lp << 24));
+      proc.i(proc.p(":p"), lp);
       proc.t(proc.p(":n"), "torchrun");
       proc.run();
     }
-    const auto& L = sim.opt.layout;
-    const bool used[kStreamSlots] = {true, L.tp > 1, L.pp > 1, L.dp > 1, L.pp > 2};
     for (int r : f.ranks) {
-      const int64_t pid = pid_of_rank(sim, r), gpid = kVmBits | (pid << 24);
+      const int64_t pid = cv.pid[r], gpid = kVmBits | (pid << 24);
       proc.i(proc.p(":g"), gpid);
       proc.i(proc.p(":p"), pid);
       proc.t(proc.p(":n"), "python3");
       proc.run();
+      tn.i(tn.p(":n"), str_id(kThreadMain));
       tn.i(tn.p(":g"), gpid | pid);
       tn.run();
-      for (int s = 0; s < kStreamSlots; ++s) {
-        if (!used[s]) continue;
-        cs.i(cs.p(":s"), kStreamIds[s]);
+      if (watchdog_at(sim, r) >= 0) {
+        tn.i(tn.p(":n"), str_id(kThreadWatchdog));
+        tn.i(tn.p(":g"), gpid | (pid + kWatchdogTid));
+        tn.run();
+      }
+      for (uint8_t s : cv.created[r]) {
+        cs.i(cs.p(":s"), cv.stream[r][s]);
         cs.i(cs.p(":p"), pid);
         cs.run();
       }
     }
     rows += proc.rows + tn.rows + cs.rows;
     for (int r : f.ranks) write_process(db, c, r, rows);
+    if (cv.random) shuffle_rows(db, hash4(conventions_seed(sim.opt), 0x5AFF, uint64_t(f.host), f.ranks[0]));
     exec(db, "COMMIT");
   } catch (...) {
     sqlite3_close(db);

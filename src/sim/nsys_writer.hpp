@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "conventions.hpp"
 #include "schedule.hpp"
 
 namespace sim {
@@ -19,9 +20,9 @@ struct FileSpec {
 };
 
 // Writes the file (replacing it); returns the number of rows inserted. Throws std::runtime_error.
-int64_t write_nsys_file(const Simulation& sim, const FileSpec& f);
+int64_t write_nsys_file(const Simulation& sim, const Conventions& cv, const FileSpec& f);
 
-// Local rank / pid of a global rank, as written.
+// Local rank / pid of a global rank under fixed conventions (Conventions holds what is written).
 inline int local_rank_of(const Simulation& s, int rank) { return rank % s.gpus_per_host; }
 inline int64_t pid_of_rank(const Simulation& s, int rank) { return 1000 + local_rank_of(s, rank); }
 

@@ -1,6 +1,9 @@
 #include "schedule.hpp"
 
+#include "rng.hpp"
+
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <stdexcept>
 
@@ -8,30 +11,6 @@ namespace sim {
 namespace {
 
 constexpr int64_t kUs = 1000;
-
-uint64_t mix(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return mix(mix(mix(mix(a) ^ b) ^ c) ^ d); }
-
-// Own generator and normal sampler so runs are identical across standard libraries.
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(mix(seed)) {}
-  uint64_t next() { return mix(s += 0x9E3779B97F4A7C15ull); }
-  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
-  double uniform(double a, double b) { return a + (b - a) * uniform(); }
-  double normal() {
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-};
-
-double unit_from_hash(uint64_t h) { return double(h >> 11) * (1.0 / 9007199254740992.0); }
 
 // Everything that does not change per op: layout, keys, per-rank key lookups.
 struct Ctx {
@@ -260,8 +239,50 @@ struct RankState {
 int hang_iteration(const Options& o, int rank) {
   int it = o.iterations;
   for (const Fault& f : o.faults)
-    if (f.kind == FaultKind::Hang && f.rank == rank) it = std::min(it, f.from_iter);
+    if ((f.kind == FaultKind::Hang || f.kind == FaultKind::Crash) && f.rank == rank) it = std::min(it, f.from_iter);
   return it;
+}
+
+bool crashed(const Options& o, int rank) {
+  for (const Fault& f : o.faults)
+    if (f.kind == FaultKind::Crash && f.rank == rank && f.from_iter < o.iterations && f.from_iter <= hang_iteration(o, rank))
+      return true;
+  return false;
+}
+
+// Crash runs: every desync an analyser can see. Per key, the first op not all members issued is a
+// desync when some member launched it (it waits there: the launch exists, the kernel does not):
+// the members that never issued it are missing. They are the crashed ranks (root cause) or victims
+// blocked in another communicator. pp rows carry the group seq of the missing rank (all its p2p
+// ops on every link of the group, as for hang) and the link's own index.
+void crash_desync(Simulation& sim, const Ctx& c) {
+  // Ops each rank issued per key (written ones: completed, or launched and waiting).
+  std::vector<std::vector<int32_t>> seq(c.world, std::vector<int32_t>(c.keys.size(), 0));
+  for (int r = 0; r < c.world; ++r)
+    for (const Op& op : sim.ranks[r].ops)
+      if (op.type == OpType::Coll) ++seq[r][op.key];
+  for (size_t k = 0; k < c.keys.size(); ++k) {
+    const CollKey& key = c.keys[k];
+    int32_t lo = INT32_MAX;
+    for (int m : key.members) lo = std::min(lo, seq[m][k]);
+    Desync d;
+    d.crash = true;
+    for (int m : key.members) (seq[m][k] == lo ? d.missing : d.blocked).push_back(m);
+    if (d.blocked.empty()) continue;
+    const CommInfo& ci = c.comms[key.comm];
+    d.comm = ci.name;
+    d.seq = d.link_seq = lo;
+    if (ci.kind == "pp") {
+      d.link = key.members;
+      d.seq = 0;
+      for (size_t j = 0; j < c.keys.size(); ++j)
+        if (c.keys[j].comm == key.comm) d.seq += seq[d.missing[0]][j];
+    } else {
+      d.link_seq = -1;
+    }
+    for (int m : d.missing) d.root_cause |= sim.ranks[m].crashed_at >= 0;
+    sim.desync.push_back(std::move(d));
+  }
 }
 
 }  // namespace
@@ -384,8 +405,11 @@ Simulation simulate(const Options& opt) {
   }
 
   // Hang: ranks that could not finish end their profile before the collective they wait in.
-  bool any_hang = false;
-  for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang;
+  bool any_hang = false, any_crash = false;
+  for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang || f.kind == FaultKind::Crash;
+  for (int r = 0; r < c.world; ++r)
+    if (crashed(opt, r) && st[r].cursor == sim.ranks[r].ops.size())  // not blocked before it died
+      sim.ranks[r].crashed_at = st[r].cpu, any_crash = true;
   for (int r = 0; r < c.world; ++r) {
     RankTrace& tr = sim.ranks[r];
     if (st[r].cursor < tr.ops.size()) {
@@ -399,6 +423,7 @@ Simulation simulate(const Options& opt) {
   for (size_t k = 0; k < c.keys.size(); ++k)
     for (const Inst& in : inst[k]) c.comms[c.keys[k].comm].ops += in.done;
 
+  if (any_crash) crash_desync(sim, c);
   for (const Fault& f : opt.faults) {
     if (f.kind != FaultKind::Hang) continue;
     for (const CommInfo& ci : c.comms) {
@@ -406,7 +431,9 @@ Simulation simulate(const Options& opt) {
       int64_t n = 0;  // the hung rank's own issue count on this communicator (pp: its p2p ops)
       for (size_t k = 0; k < c.keys.size(); ++k)
         if (c.comms[c.keys[k].comm].name == ci.name) n += seq[f.rank][k];
-      sim.desync.push_back({ci.name, n, {f.rank}});
+      Desync d;
+      d.comm = ci.name, d.seq = n, d.missing = {f.rank};
+      sim.desync.push_back(std::move(d));
     }
   }
 

@@ -52,6 +52,7 @@ struct RankTrace {
   std::vector<Op> ops;                                // written ops, CPU issue order
   std::vector<std::pair<int64_t, int64_t>> iter_cpu;  // completed iterations: [begin, sync end + ~10us]
   int iterations_written = 0;
+  int64_t crashed_at = -1;  // crash fault: true CPU time the process died (start of its crash iteration)
 };
 
 // A group of ranks that runs matched operations: a TP/DP communicator or one p2p link of a PP group.
@@ -73,6 +74,12 @@ struct Desync {
   std::string comm;
   int64_t seq = 0;
   std::vector<int> missing;
+  // Crash runs only (hang rows keep their original form): members waiting in the op, the p2p link
+  // (pp) with its own op index, and whether a missing member is a crashed rank (else a victim
+  // blocked in another communicator).
+  bool crash = false, root_cause = false;
+  std::vector<int> blocked, link;
+  int64_t link_seq = -1;
 };
 
 struct Simulation {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "nsys_writer.hpp"
 #include "schedule.hpp"
 #include "truth.hpp"
@@ -27,6 +28,7 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::SlowLink: return "slow_link";
     case FaultKind::StageImbalance: return "stage_imbalance";
     case FaultKind::Hang: return "hang";
+    case FaultKind::Crash: return "crash";
   }
   return "?";
 }
@@ -68,9 +70,9 @@ Fault parse_fault(const std::string& spec) {
       f.kind = FaultKind::StageImbalance;
       f.stage = num_i(1);
       f.factor = num_d(2);
-    } else if (k == "hang") {
+    } else if (k == "hang" || k == "crash") {
       if (p.size() != 3) throw bad();
-      f.kind = FaultKind::Hang;
+      f.kind = k == "hang" ? FaultKind::Hang : FaultKind::Crash;
       f.rank = num_i(1);
       f.from_iter = num_i(2);
     } else {
@@ -104,6 +106,7 @@ void validate(const Options& o) {
 
 RunStats generate(const Options& in) {
   Options opt = in;
+  resolve_conventions(opt);
   validate(opt);
   if (opt.target_kernels > 0) {
     const int64_t per = std::max<int64_t>(1, kernels_per_iteration(opt));
@@ -114,6 +117,7 @@ RunStats generate(const Options& in) {
   stats.iterations = opt.iterations;
   auto t0 = std::chrono::steady_clock::now();
   const Simulation sim = simulate(opt);
+  const Conventions cv = make_conventions(sim);
   auto t1 = std::chrono::steady_clock::now();
 
   std::vector<RankCounts> counts(sim.world);
@@ -149,7 +153,7 @@ RunStats generate(const Options& in) {
   auto worker = [&]() {
     for (size_t i; (i = next++) < files.size();) {
       try {
-        rows += write_nsys_file(sim, files[i]);
+        rows += write_nsys_file(sim, cv, files[i]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!error) error = std::current_exception();
@@ -162,7 +166,7 @@ RunStats generate(const Options& in) {
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
-  std::ofstream(opt.out_dir + "/truth.json") << truth_json(sim, files, counts);
+  std::ofstream(opt.out_dir + "/truth.json") << truth_json(sim, cv, files, counts);
   auto t2 = std::chrono::steady_clock::now();
   stats.files = int(files.size());
   stats.rows = rows;

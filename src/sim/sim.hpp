@@ -1,6 +1,7 @@
 // straggler-sim public API: options, fault specs and the one-call generator used by main() and the tests.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,13 +9,13 @@
 
 namespace sim {
 
-enum class FaultKind { SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, Hang };
+enum class FaultKind { SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, Hang, Crash };
 const char* fault_kind_name(FaultKind k);
 
 struct Fault {
   FaultKind kind = FaultKind::SlowGpu;
-  int rank = -1;          // slow_gpu, host_delay, extra_work, hang
-  int from_iter = 0;      // slow_gpu, host_delay, extra_work; hang: the iteration it stops at
+  int rank = -1;          // slow_gpu, host_delay, extra_work, hang, crash
+  int from_iter = 0;      // slow_gpu, host_delay, extra_work; hang, crash: the iteration it stops at
   double factor = 1.0;    // slow_gpu, extra_work, slow_link, stage_imbalance
   double ms = 0.0;        // host_delay
   int host_a = -1, host_b = -1;  // slow_link
@@ -41,6 +42,14 @@ struct Options {
   std::vector<Fault> faults;
   int64_t target_kernels = 0;  // >0: overrides iterations
   int threads = 0;             // writer threads; 0 = hardware concurrency (output does not depend on it)
+  // --conventions random: vary what an nsys export does not promise (conventions.hpp). The
+  // conventions draw from their own seed (default: seed) so a fault run can keep its timing.
+  bool random_conventions = false;
+  std::optional<uint64_t> conventions_seed;
+  // Random conventions choose these unless the caller pinned them (CLI: gave the option).
+  struct Pinned {
+    bool hosts = false, schema = false, files = false, domain_create = false;
+  } pinned;
 };
 
 // Throws std::invalid_argument for inconsistent options (bad ranks, hosts not dividing the world...).

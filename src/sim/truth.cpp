@@ -1,5 +1,7 @@
 #include "truth.hpp"
 
+#include "conventions.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -25,6 +27,7 @@ std::string fault_json(const Fault& f) {
     case FaultKind::StageImbalance:
       return fmt::format(R"({{"kind": "{}", "stage": {}, "factor": {}}})", k, f.stage, f.factor);
     case FaultKind::Hang:
+    case FaultKind::Crash:
       return fmt::format(R"({{"kind": "{}", "rank": {}, "iteration": {}}})", k, f.rank, f.from_iter);
   }
   return "{}";
@@ -89,7 +92,8 @@ std::vector<std::vector<int>> observable_slow_links(const Simulation& sim) {
 
 }  // namespace
 
-std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files, const std::vector<RankCounts>& counts) {
+std::string truth_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
+                       const std::vector<RankCounts>& counts) {
   const Options& o = sim.opt;
   std::string j;
   auto out = [&j](std::string_view f, const auto&... a) { j += fmt::vformat(f, fmt::make_format_args(a...)); };
@@ -120,11 +124,13 @@ std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files
   for (int r = 0; r < sim.world; ++r) {
     const RankCounts& c = counts[r];
     out(R"(  {{"rank": {}, "host": "{}", "device": {}, "pid": {}, "stage": {}, "kernels": {}, "nccl_kernels": {}, "memcpy_h2d_bytes": {}, "iterations_written": {}}}{})" "\n",
-        r, topology::host_name(r / sim.gpus_per_host), local_rank_of(sim, r), pid_of_rank(sim, r),
+        r, topology::host_name(r / sim.gpus_per_host), cv.device[r], cv.pid[r],
         o.layout.pp_rank(r), c.kernels, c.nccl_kernels, c.h2d_bytes, sim.ranks[r].iterations_written,
         r + 1 < sim.world ? "," : "");
   }
-  out(" ],\n \"faults\": [");
+  out(" ],\n");
+  if (cv.random) j += conventions_json(sim, cv, files);
+  out(" \"faults\": [");
   for (size_t i = 0; i < o.faults.size(); ++i) out("{}{}", i ? ", " : "", fault_json(o.faults[i]));
   out("],\n \"expected\": {{\"stragglers\": [");
   bool first = true;
@@ -147,10 +153,26 @@ std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files
     first = false;
   }
   out("],\n  \"desync\": [");
-  for (size_t i = 0; i < sim.desync.size(); ++i)
-    out(R"({}{{"communicator": "{}", "seq": {}, "missing_ranks": {}}})", i ? ", " : "", sim.desync[i].comm,
-        sim.desync[i].seq, ints(sim.desync[i].missing));
+  for (size_t i = 0; i < sim.desync.size(); ++i) {
+    const Desync& d = sim.desync[i];
+    out(R"({}{{"communicator": "{}", "seq": {}, "missing_ranks": {})", i ? ", " : "", d.comm, d.seq, ints(d.missing));
+    if (d.crash) {  // crash runs: who waits in it, on which pipeline link, crashed rank or victim
+      out(R"(, "blocked_ranks": {}, "root_cause": {})", ints(d.blocked), d.root_cause);
+      if (!d.link.empty()) out(R"(, "link": {}, "link_seq": {})", ints(d.link), d.link_seq);
+    }
+    out("}}");
+  }
   out("]");
+  // Crash runs: the ranks that died (their capture ends at the start of that iteration; the others
+  // wait in a launch until the watchdog aborts, ~60 s later).
+  first = true;
+  for (int r = 0; r < sim.world; ++r) {
+    if (sim.ranks[r].crashed_at < 0) continue;
+    out(R"({}{{"kind": "crash", "rank": {}, "host": "{}", "iteration": {}}})", first ? ",\n  \"root_cause\": [" : ", ", r,
+        topology::host_name(r / sim.gpus_per_host), sim.ranks[r].iterations_written);
+    first = false;
+  }
+  if (!first) out("]");
   for (const Fault& f : o.faults)
     if (f.kind == FaultKind::StageImbalance)
       out(R"(,

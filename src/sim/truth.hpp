@@ -12,6 +12,7 @@ struct RankCounts {
   int64_t kernels = 0, nccl_kernels = 0, h2d_bytes = 0;
 };
 
-std::string truth_json(const Simulation& sim, const std::vector<FileSpec>& files, const std::vector<RankCounts>& counts);
+std::string truth_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
+                       const std::vector<RankCounts>& counts);
 
 }  // namespace sim
