@@ -1,6 +1,10 @@
 // Training iterations of one rank: from NVTX markers, else from the period of the NCCL sequence.
+#include "ranks/iterations.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "ranks/metrics.hpp"
@@ -86,35 +90,111 @@ size_t find_period(const std::vector<uint64_t>& seq) {
   return 0;
 }
 
-std::vector<Iteration> from_collective_period(const RankTimeline& tl) {
-  const auto& k = tl.kernels;
-  std::vector<size_t> idx;
-  std::unordered_map<int32_t, size_t> per_stream;
+// Timing score of period p (iterations.hpp) over a window of gaps: enough for 3 units, bounded so
+// that a long run of one collective (every p a candidate) stays cheap.
+double timing_score(const std::vector<int64_t>& gap, size_t p) {
+  const size_t m = std::min(gap.size() - p, 3 * p + 4096);
+  double diff = 0, scale = 0;
+  for (size_t j = 0; j < m; ++j) {
+    diff += std::abs(double(gap[j + p] - gap[j]));
+    scale += 0.5 * double(gap[j + p] + gap[j]);
+  }
+  return scale > 0 ? diff / scale : 0.0;
+}
+
+// NCCL kernels in start order; ties (a send and a recv issued together on two streams) by stream
+// and name, so that their order does not depend on their end times.
+std::vector<size_t> nccl_rows(const KernelColumns& k, int32_t stream, bool all) {
+  std::vector<size_t> rows;
   for (size_t i = 0; i < k.size(); ++i)
-    if (k.is_nccl[i]) idx.push_back(i), per_stream[k.stream[i]]++;
-  auto attempt = [&](const std::vector<size_t>& rows) -> std::vector<Iteration> {
-    std::vector<uint64_t> seq;
-    for (size_t r : rows) seq.push_back(uint64_t(k.name[r]) << 32 | uint32_t(k.stream[r]));
-    size_t p = find_period(seq);
-    if (p == 0) return {};
-    std::vector<Iteration> out;
-    for (size_t b = 0; b + p <= rows.size(); b += p) {
-      Iteration it;
-      it.number = int64_t(out.size());
-      it.start = k.start[rows[b]];
-      it.end = k.end[rows[b + p - 1]];
-      out.push_back(it);
+    if (k.is_nccl[i] && (all || k.stream[i] == stream)) rows.push_back(i);
+  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
+    return std::tie(k.start[a], k.stream[a], k.name[a]) < std::tie(k.start[b], k.stream[b], k.name[b]);
+  });
+  return rows;
+}
+
+CollectivePeriod period_of_rows(const KernelColumns& k, const std::vector<size_t>& rows) {
+  std::vector<uint64_t> keys;
+  std::vector<int64_t> starts;
+  for (size_t r : rows) keys.push_back(uint64_t(k.name[r]) << 32 | uint32_t(k.stream[r])), starts.push_back(k.start[r]);
+  return choose_collective_period(keys, starts);
+}
+
+}  // namespace
+
+CollectivePeriod choose_collective_period(const std::vector<uint64_t>& keys, const std::vector<int64_t>& starts) {
+  CollectivePeriod out;
+  const size_t n = std::min(keys.size(), starts.size());
+  out.name_period = find_period(keys);
+  if (out.name_period == 0) return out;
+  std::vector<int64_t> gap(n - 1);
+  for (size_t j = 0; j + 1 < n; ++j) gap[j] = starts[j + 1] - starts[j];
+  // Candidates: multiples of the name period (another period would imply a smaller name period).
+  std::vector<size_t> cand;
+  std::vector<double> score;
+  size_t work = 0;
+  for (size_t p = out.name_period; p <= std::min<size_t>(n / 3, 8192) && work < 50'000'000; p += out.name_period) {
+    cand.push_back(p), score.push_back(timing_score(gap, p));
+    work += std::min(gap.size() - p, 3 * p + 4096);
+  }
+  // A sub-period of the true unit, or a period out of step with it, scores worse than the unit; the
+  // unit and its multiples score alike: take the smallest that no larger candidate clearly beats.
+  std::vector<double> best_after(cand.size() + 1, INFINITY);
+  for (size_t i = cand.size(); i-- > 0;) best_after[i] = std::min(best_after[i + 1], score[i]);
+  for (size_t i = 0; i < cand.size(); ++i) {
+    if (score[i] <= kExactScore || score[i] <= kSubPeriodRatio * best_after[i + 1]) {
+      out.score = score[i];
+      if (score[i] <= kIrregularScore) out.period = cand[i];
+      return out;
     }
-    return out;
-  };
-  auto out = attempt(idx);
-  if (out.empty() && per_stream.size() > 1) {  // interleaving across streams may vary: try the busiest one
-    int32_t s = std::max_element(per_stream.begin(), per_stream.end(),
-                                 [](auto& a, auto& b) { return a.second < b.second; })->first;
-    std::vector<size_t> one;
-    for (size_t r : idx)
-      if (k.stream[r] == s) one.push_back(r);
-    out = attempt(one);
+  }
+  return out;
+}
+
+CollectivePeriod collective_period_of(const RankTimeline& tl, std::vector<size_t>* rows_out) {
+  const auto& k = tl.kernels;
+  auto rows = nccl_rows(k, 0, true);
+  auto found = period_of_rows(k, rows);
+  std::map<int32_t, size_t> per_stream;
+  for (size_t r : rows) per_stream[k.stream[r]]++;
+  if (found.period == 0 && per_stream.size() > 1) {
+    // The interleaving across streams may vary from step to step: take one stream alone, the one
+    // whose unit lasts longest (a TP stream may repeat every microbatch, the DP one every step).
+    int64_t longest = 0;
+    for (const auto& [s, n] : per_stream) {
+      auto one = nccl_rows(k, s, false);
+      auto alone = period_of_rows(k, one);
+      if (alone.period == 0) continue;
+      std::vector<int64_t> unit;
+      for (size_t b = 0; b + alone.period < one.size(); b += alone.period)
+        unit.push_back(k.start[one[b + alone.period]] - k.start[one[b]]);
+      std::nth_element(unit.begin(), unit.begin() + unit.size() / 2, unit.end());
+      if (unit[unit.size() / 2] > longest) longest = unit[unit.size() / 2], found = alone, rows = std::move(one);
+    }
+  }
+  if (rows_out) *rows_out = std::move(rows);
+  return found;
+}
+
+namespace {
+
+// Units of the chosen period: [first collective of unit i, first collective of unit i + 1). The
+// collectives after the last boundary belong to a unit the capture cut off: no iteration.
+std::vector<Iteration> from_collective_period(const RankTimeline& tl) {
+  std::vector<size_t> rows;
+  const size_t p = collective_period_of(tl, &rows).period;
+  std::vector<Iteration> out;
+  if (p == 0) return out;
+  const auto& k = tl.kernels;
+  for (size_t b = 0; b + p < rows.size(); b += p) {
+    Iteration it;
+    it.number = int64_t(out.size());
+    it.start = k.start[rows[b]];
+    it.end = k.start[rows[b + p]];
+    it.step_ns = it.end - it.start;
+    it.warmup = out.empty();
+    out.push_back(it);
   }
   return out;
 }
@@ -124,11 +204,12 @@ std::vector<Iteration> from_collective_period(const RankTimeline& tl) {
 std::vector<Iteration> find_iterations(const RankTimeline& tl, const std::regex& marker, IterationSource* source) {
   auto out = from_markers(tl, marker);
   *source = IterationSource::NvtxMarker;
-  if (out.empty()) {
-    out = from_collective_period(tl);
-    *source = out.empty() ? IterationSource::None : IterationSource::CollectivePeriod;
+  if (!out.empty()) {
+    fill_steps(out);
+    return out;
   }
-  fill_steps(out);
+  out = from_collective_period(tl);
+  *source = out.empty() ? IterationSource::None : IterationSource::CollectivePeriod;
   return out;
 }
 

@@ -1,0 +1,37 @@
+// The marker-less fallback of find_iterations (metrics.hpp): the repeating unit of the NCCL sequence.
+//  * candidates: multiples of the smallest period of the (kernel name, stream) sequence (at most 2%
+//    mismatches, at least 3 repetitions);
+//  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
+//    consecutive collective starts. It is near 0 when the timing repeats every p collectives and stays
+//    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
+//  * chosen: the smallest candidate scoring at most kSubPeriodRatio x the best larger candidate (or
+//    under kExactScore); none when that score is above kIrregularScore (iterations unknown).
+// A unit runs from its first collective's start to the next unit's; the trailing unit, which the
+// capture cuts off, is not an iteration (its length is unknown).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ranks/timeline.hpp"
+
+namespace ranks {
+
+inline constexpr double kSubPeriodRatio = 1.3;   // a multiple this much more regular wins
+inline constexpr double kExactScore = 0.02;      // timing repeats to 2%: no need to look further
+inline constexpr double kIrregularScore = 0.25;  // above: no regular repeating unit
+
+struct CollectivePeriod {
+  size_t period = 0;       // collectives per repeating unit; 0 = no regular unit
+  size_t name_period = 0;  // smallest period of the name/stream sequence alone (0 = none)
+  double score = 0;        // timing score of the chosen (or, if none, the best) period
+};
+
+// keys: one per collective in start order (name and stream); starts: their start times.
+CollectivePeriod choose_collective_period(const std::vector<uint64_t>& keys, const std::vector<int64_t>& starts);
+
+// The period find_iterations uses for this rank when it has no markers, with the collectives it
+// counted (all NCCL kernels, or those of the busiest stream when all together have no period).
+CollectivePeriod collective_period_of(const RankTimeline& tl, std::vector<size_t>* rows = nullptr);
+
+}  // namespace ranks

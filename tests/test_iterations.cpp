@@ -1,0 +1,314 @@
+// Iterations without NVTX step markers: the repeating unit of the NCCL sequence (iterations.hpp).
+// Synthetic timelines with known answers, the real 2-rank torchrun captures (skipped when
+// ../shared/data/real is absent), and generated runs whose markers were deleted.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+
+#include "ranks/iterations.hpp"
+#include "ranks/metrics.hpp"
+#include "ranks/nsys_reader.hpp"
+
+using namespace ranks;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kSendRecv = "ncclDevKernel_SendRecv";
+constexpr int64_t kMs = 1'000'000;
+
+struct Builder {
+  RankTimeline tl;
+  void kernel(int64_t s, int64_t e, const char* name, bool nccl, int stream = 7, int64_t launch = kNoTime) {
+    auto& k = tl.kernels;
+    k.start.push_back(s), k.end.push_back(e), k.stream.push_back(stream), k.name.push_back(tl.names.intern(name));
+    k.launch.push_back(launch), k.nccl_api.push_back(kNoName), k.is_nccl.push_back(nccl);
+  }
+  void marker(int64_t s, int64_t e, const char* name) {
+    auto& n = tl.nvtx;
+    n.start.push_back(s), n.end.push_back(e), n.name.push_back(tl.names.intern(name)), n.nccl_domain.push_back(0);
+    n.tid.push_back(1);
+  }
+  // One collective per gap (ms), a short kernel each, all of one name on one stream.
+  void collectives(const std::vector<double>& gaps_ms, int64_t t0 = 0) {
+    int64_t t = t0;
+    for (double g : gaps_ms) {
+      kernel(t, t + 100'000, kSendRecv, true);
+      t += int64_t(g * kMs);
+    }
+    kernel(t, t + 100'000, kSendRecv, true);
+  }
+};
+
+std::vector<Iteration> iterations(const RankTimeline& tl, IterationSource* src) {
+  return find_iterations(tl, std::regex(kDefaultIterationMarker), src);
+}
+
+double median_step_ms(const std::vector<Iteration>& its) {
+  std::vector<double> v;
+  for (const auto& it : its)
+    if (!it.warmup) v.push_back(double(it.step_ns) / kMs);
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+std::string real(const std::string& name) { return std::string(SS_SHARED_DIR) + "/data/real/" + name; }
+
+#define REQUIRE_REAL(name) \
+  if (!fs::exists(real(name))) GTEST_SKIP() << real(name) << " absent (real captures live in ../shared/data/real)"
+
+// Binaries of this build: <build>/tests/test_iterations -> <build>/src/...
+fs::path built(const std::string& rel) { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / rel; }
+
+struct Shell {
+  int status = -1;
+  std::string out;
+};
+Shell sh(const std::string& cmd) {
+  Shell r;
+  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + cmd + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+}  // namespace
+
+// --- synthetic timelines ---
+
+TEST(Iterations, MarkersPresentAreUsedUnchanged) {
+  Builder b;
+  // 4 marked steps of 20 ms, each with the alternating collectives of the FSDP capture inside.
+  for (int i = 0; i < 4; ++i) {
+    const int64_t t = i * 20 * kMs;
+    b.marker(t, t + 19 * kMs, ("ProfilerStep#" + std::to_string(i)).c_str());
+    b.kernel(t + kMs, t + 2 * kMs, kSendRecv, true, 7, t + kMs / 2);
+    b.kernel(t + 8 * kMs, t + 9 * kMs, kSendRecv, true, 7, t + 7 * kMs);
+  }
+  IterationSource src;
+  auto its = iterations(b.tl, &src);
+  EXPECT_EQ(src, IterationSource::NvtxMarker);
+  ASSERT_EQ(its.size(), 4u);
+  EXPECT_EQ(its[0].number, 0);
+  EXPECT_TRUE(its[0].warmup);
+  EXPECT_EQ(its[1].step_ns, 20 * kMs);
+  EXPECT_EQ(its[3].step_ns, 19 * kMs);  // the last marked step keeps its marker's length
+}
+
+TEST(Iterations, OneNameAndStreamWithAlternatingGapsIsPeriodTwo) {
+  // The real FSDP capture in miniature: gaps alternate 6.3 and 10.4 ms, with 0.2 ms of noise.
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 0.2);
+  std::vector<double> gaps;
+  for (int i = 0; i < 32; ++i) gaps.push_back((i % 2 ? 10.4 : 6.3) + noise(rng));
+  Builder b;
+  b.collectives(gaps);
+  auto p = collective_period_of(b.tl);
+  EXPECT_EQ(p.name_period, 1u);
+  EXPECT_EQ(p.period, 2u);
+  IterationSource src;
+  auto its = iterations(b.tl, &src);
+  EXPECT_EQ(src, IterationSource::CollectivePeriod);
+  ASSERT_EQ(its.size(), 16u);  // 33 collectives: 16 units of 2, the 33rd starts the cut-off one
+  EXPECT_NEAR(median_step_ms(its), 16.7, 0.5);
+  for (const auto& it : its) EXPECT_GT(it.step_ns, 15 * kMs);
+}
+
+TEST(Iterations, LongerUnitWithEqualSubPatternsIsFound) {
+  // 4 quick collectives then a long gap (an optimizer step): every 5 collectives, 1 ms jitter-free.
+  std::vector<double> gaps;
+  for (int i = 0; i < 60; ++i) gaps.push_back(i % 5 == 4 ? 30.0 : 2.0);
+  Builder b;
+  b.collectives(gaps);
+  EXPECT_EQ(collective_period_of(b.tl).period, 5u);
+}
+
+TEST(Iterations, RegularSingleCollectiveStepsStayPeriodOne) {
+  // One collective per 10 ms step with 2% noise and a 15% slowdown from step 20: still period 1.
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0, 0.2);
+    std::vector<double> gaps;
+    for (int i = 0; i < 40; ++i) gaps.push_back((i < 20 ? 10.0 : 11.5) + noise(rng));
+    Builder b;
+    b.collectives(gaps);
+    EXPECT_EQ(collective_period_of(b.tl).period, 1u) << "seed " << seed;
+  }
+}
+
+TEST(Iterations, IrregularTimingGivesNoIterations) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> gap(1.0, 10.0);
+  std::vector<double> gaps;
+  for (int i = 0; i < 60; ++i) gaps.push_back(gap(rng));
+  Builder b;
+  b.collectives(gaps);
+  auto p = collective_period_of(b.tl);
+  EXPECT_EQ(p.period, 0u) << "score " << p.score;
+  IterationSource src;
+  EXPECT_TRUE(iterations(b.tl, &src).empty());
+  EXPECT_EQ(src, IterationSource::None);
+  auto m = compute_metrics(b.tl);  // metrics then cover the whole capture
+  EXPECT_FALSE(m.steady);
+  EXPECT_EQ(m.step_ms.count, 0u);
+}
+
+TEST(Iterations, CutOffLastUnitGetsNoStep) {
+  // AllReduce, SendRecv, AllReduce every 5 ms: 6 units, the last has no next start.
+  Builder b;
+  for (int it = 0; it < 6; ++it) {
+    const int64_t t = it * 5 * kMs;
+    b.kernel(t, t + 1000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, 13);
+    b.kernel(t + 2000, t + 3000, kSendRecv, true, 13);
+    b.kernel(t + 4000, t + 5000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, 13);
+  }
+  IterationSource src;
+  auto its = iterations(b.tl, &src);
+  EXPECT_EQ(src, IterationSource::CollectivePeriod);
+  ASSERT_EQ(its.size(), 5u);
+  for (const auto& it : its) {
+    EXPECT_EQ(it.step_ns, 5 * kMs);
+    EXPECT_EQ(it.end, it.start + it.step_ns);
+  }
+  // One more collective starts the 7th unit: the 6th is then complete.
+  b.kernel(30 * kMs, 30 * kMs + 1000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, 13);
+  EXPECT_EQ(iterations(b.tl, &src).size(), 6u);
+}
+
+// --- the real 2-rank torchrun captures: no step markers, one name and one stream per rank ---
+
+TEST(Iterations, RealFsdpCapturesRepeatEveryTwoCollectives) {
+  for (const char* name : {"nsysai_mfu_2gpu_before.sqlite", "nsysai_mfu_2gpu_after.sqlite"}) {
+    REQUIRE_REAL(name);
+    auto tls = read_nsys(real(name));
+    ASSERT_EQ(tls.size(), 2u) << name;
+    for (const auto& tl : tls) {
+      std::vector<size_t> rows;
+      auto p = collective_period_of(tl, &rows);
+      EXPECT_EQ(p.name_period, 1u) << name;
+      EXPECT_EQ(p.period, 2u) << name << " score " << p.score;
+      IterationSource src;
+      auto its = iterations(tl, &src);
+      EXPECT_EQ(src, IterationSource::CollectivePeriod) << name;
+      EXPECT_EQ(its.size(), (rows.size() - 1) / 2) << name;  // the trailing unit is cut off
+      // One FSDP block: ~16.8 ms before, ~19 ms after; no 0.1 ms "step" from a lone last kernel.
+      const double med = median_step_ms(its);
+      EXPECT_GT(med, 16.0) << name;
+      EXPECT_LT(med, 19.5) << name;
+      for (const auto& it : its) EXPECT_GT(it.step_ns, 15 * kMs) << name << " iteration " << it.number;
+    }
+  }
+}
+
+TEST(Iterations, RealCaptureReportSaysRepeatingUnitNotStep) {
+  REQUIRE_REAL("nsysai_mfu_2gpu_before.sqlite");
+  const fs::path scan = built("src/straggler-scan");
+  if (!fs::exists(scan)) GTEST_SKIP() << scan << " not built";
+  const fs::path dir = fs::temp_directory_path() / ("ss-iter-real-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto r = sh(scan.string() + " " + real("nsysai_mfu_2gpu_before.sqlite") + " -o " + (dir / "o.h5").string() +
+              " --summary " + (dir / "o.json").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("step time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("repeating unit (collective period"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 collectives"), std::string::npos) << r.out;
+  std::ifstream in(dir / "o.json");
+  std::string json{std::istreambuf_iterator<char>(in), {}};
+  json.erase(std::remove(json.begin(), json.end(), ' '), json.end());  // the keys checked hold no spaces
+  EXPECT_NE(json.find("\"iteration_source\":\"collective_period\""), std::string::npos) << json.substr(0, 400);
+  EXPECT_NE(json.find("\"step_ms\":{"), std::string::npos);  // the contract key stays
+  fs::remove_all(dir);
+}
+
+// The same capture with its NCCL kernels shifted by up to 20 ms each (a fixed hash of the row): no
+// regular unit, so no iterations and no step times; the analysis still runs to the end.
+TEST(Iterations, RealCaptureWithIrregularCollectivesHasNoIterations) {
+  REQUIRE_REAL("nsysai_mfu_2gpu_before.sqlite");
+  const fs::path scan = built("src/straggler-scan");
+  if (!fs::exists(scan)) GTEST_SKIP() << scan << " not built";
+  const fs::path dir = fs::temp_directory_path() / ("ss-iter-irregular-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "irregular.sqlite";
+  fs::copy_file(real("nsysai_mfu_2gpu_before.sqlite"), file);
+  fs::permissions(file, fs::perms::owner_write, fs::perm_options::add);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + (rowid * 2654435761) % 20000000, "
+                             "end = end + (rowid * 2654435761) % 20000000 WHERE shortName IN "
+                             "(SELECT id FROM StringIds WHERE value LIKE 'nccl%')", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  for (const auto& tl : read_nsys(file.string())) {
+    IterationSource src;
+    EXPECT_TRUE(iterations(tl, &src).empty());
+    EXPECT_EQ(src, IterationSource::None);
+  }
+  auto r = sh(scan.string() + " " + file.string() + " -o " + (dir / "o.h5").string() + " --summary " +
+              (dir / "o.json").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("iterations: unknown"), std::string::npos) << r.out;
+  std::ifstream in(dir / "o.json");
+  std::string json{std::istreambuf_iterator<char>(in), {}};
+  json.erase(std::remove(json.begin(), json.end(), ' '), json.end());  // the keys checked hold no spaces
+  EXPECT_NE(json.find("\"iteration_source\":\"none\""), std::string::npos) << json.substr(0, 400);
+  EXPECT_NE(json.find("\"step_ms\":null"), std::string::npos) << json.substr(0, 400);
+  fs::remove_all(dir);
+}
+
+// --- generated runs with their step markers deleted ---
+
+// TP2 x PP4 x DP2: the pipeline's middle stages run more collectives per step than its ends.
+TEST(Iterations, GeneratedRunWithoutMarkersRepeatsEveryTrainingStep) {
+  const fs::path sim = built("src/sim/straggler-sim");
+  if (!fs::exists(sim)) GTEST_SKIP() << sim << " not built";
+  for (const char* layout : {"2x2x4", "2x4x2"}) {
+    const fs::path dir = fs::temp_directory_path() / ("ss-iter-sim-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto r = sh(sim.string() + " " + dir.string() + " --layout " + layout +
+                " --hosts 2 --iterations 8 --seed 5 --fault slow_gpu:5:4:1.3 --threads 2");
+    ASSERT_EQ(r.status, 0) << r.out;
+    std::set<size_t> periods;
+    int checked = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".sqlite") continue;
+      auto marked = read_nsys(e.path().string());
+      sqlite3* db = nullptr;  // delete the step markers, keep NCCL's own ranges (domain 1)
+      ASSERT_EQ(sqlite3_open(e.path().c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db, "DELETE FROM NVTX_EVENTS WHERE domainId IS NOT 1", nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(db);
+      auto bare = read_nsys(e.path().string());
+      ASSERT_EQ(marked.size(), 1u);
+      ASSERT_EQ(bare.size(), 1u);
+      IterationSource src_m, src_b;
+      auto with = iterations(marked[0], &src_m);
+      auto without = iterations(bare[0], &src_b);
+      ASSERT_EQ(src_m, IterationSource::NvtxMarker) << e.path();
+      ASSERT_EQ(src_b, IterationSource::CollectivePeriod) << layout << " " << e.path();
+      int64_t nccl = 0;
+      for (auto v : bare[0].kernels.is_nccl) nccl += v;
+      const size_t p = collective_period_of(bare[0]).period;
+      EXPECT_EQ(p, size_t(nccl / int64_t(with.size()))) << layout << " " << e.path();  // collectives per step
+      EXPECT_EQ(without.size(), with.size() - 1) << layout << " " << e.path();  // the last step is cut off
+      EXPECT_NEAR(median_step_ms(without), median_step_ms(with), 0.02 * median_step_ms(with)) << e.path();
+      periods.insert(p);
+      ++checked;
+    }
+    EXPECT_EQ(checked, 16) << layout;
+    if (std::string(layout) == "2x4x2") {
+      EXPECT_GE(periods.size(), 3u);  // ends and middle stages differ
+    }
+    fs::remove_all(dir);
+  }
+}
