@@ -1,203 +1,318 @@
 #include "collectives/communicators.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
+
 #include "ranks/histogram.hpp"
+#include "topology/infer_layout.hpp"
 
 namespace collectives {
 namespace {
 
 using ranks::median;
 
-struct UnionFind {
-  std::vector<size_t> parent;
-  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  size_t find(size_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); }
-};
+int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
-// How far two streams' end times are from moving in lock step: the median absolute change, op to
-// op, of their end-time difference. A constant clock offset and slow drift cancel out; members of
-// one collective stay within microseconds, streams of different communicators wander by the
-// jitter of the work between ops.
-int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const size_t n = std::min(a.size(), b.size());
-  if (n < 3) return 0;  // too few ops to tell: the family decides
-  std::vector<int64_t> d(n - 1);
-  for (size_t i = 1; i < n; ++i) {
-    const int64_t x = (a[i] - b[i]) - (a[i - 1] - b[i - 1]);
-    d[i - 1] = x < 0 ? -x : x;
-  }
-  return median(d);
+
+// The q-quantile of v (v is reordered).
+int64_t quantile(std::vector<int64_t>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + long(k), v.end());
+  return v[k];
 }
 
-// Pairs of a family that move in lock step: score within 3x of the better of the two streams'
-// best partners (at least 2 us, at most the coherence limit).
-struct Edges {
+// Collective streams of one family (same leading type sequence): candidate communicators.
+struct Family {
+  std::vector<const StreamSummary*> s;
   std::vector<std::vector<int64_t>> score;
   std::vector<std::vector<bool>> on;
-  Edges(const std::vector<const StreamSummary*>& fam, int64_t limit) {
-    const size_t n = fam.size();
-    score.assign(n, std::vector<int64_t>(n, INT64_MAX));
-    on.assign(n, std::vector<bool>(n, false));
-    std::vector<int64_t> best(n, INT64_MAX);
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = i + 1; j < n; ++j) {
-        if (fam[i]->rank == fam[j]->rank) continue;
-        score[i][j] = score[j][i] = lockstep_score(fam[i]->first_ends, fam[j]->first_ends);
-        best[i] = std::min(best[i], score[i][j]), best[j] = std::min(best[j], score[i][j]);
-      }
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < n; ++j)
-        if (score[i][j] != INT64_MAX)
-          on[i][j] = score[i][j] <= limit && score[i][j] <= std::max<int64_t>(2000, 3 * std::max(best[i], best[j]));
-  }
 };
 
-// True when the members (indices into the family) are connected through lock-step edges.
-bool connected(const std::vector<size_t>& members, const Edges& e) {
-  if (members.empty()) return false;
-  std::vector<bool> seen(members.size(), false);
-  std::vector<size_t> stack = {0};
-  seen[0] = true;
-  while (!stack.empty()) {
-    size_t u = stack.back();
-    stack.pop_back();
-    for (size_t v = 0; v < members.size(); ++v)
-      if (!seen[v] && e.on[members[u]][members[v]]) seen[v] = true, stack.push_back(v);
-  }
-  return std::all_of(seen.begin(), seen.end(), [](bool x) { return x; });
+// Pairs that move in lock step: score under the limit and within 3x of the better of the two
+// streams' best partners (never rejecting below the noise floor); on one host, also ending at
+// the same time (one clock).
+void score_family(Family& f, const CommunicatorOptions& opt) {
+  const size_t n = f.s.size();
+  f.score.assign(n, std::vector<int64_t>(n, INT64_MAX));
+  f.on.assign(n, std::vector<bool>(n, false));
+  std::vector<int64_t> best(n, INT64_MAX);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      if (f.s[i]->rank == f.s[j]->rank) continue;
+      int64_t sc = lockstep_score(f.s[i]->first_ends, f.s[j]->first_ends);
+      if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
+        const auto& a = f.s[i]->first_ends;
+        const auto& b = f.s[j]->first_ends;
+        std::vector<int64_t> d;
+        for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) d.push_back(a[k] - b[k]);
+        if (!d.empty() && abs64(quantile(d, 0.5)) > opt.same_host_ns) sc = INT64_MAX - 1;
+      }
+      f.score[i][j] = f.score[j][i] = sc;
+      best[i] = std::min(best[i], sc), best[j] = std::min(best[j], sc);
+    }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (i != j && f.score[i][j] <= opt.coherence_ns)
+        f.on[i][j] = f.score[i][j] <= std::max(opt.floor_ns, 3 * std::max(best[i], best[j]));
 }
 
-// With a layout, a family's streams are split along its groups: the kind (TP, DP) whose groups
-// each hold one coherent stream per member rank, or pipeline links (a stream on stage s paired
-// with its most coherent stream on stage s+1 of the same pipeline). Empty when nothing fits.
-std::vector<Communicator> partition_by_layout(const std::vector<const StreamSummary*>& fam,
-                                              const topology::ParallelLayout& l, const Edges& e) {
-  using topology::GroupKind;
-  for (const auto* s : fam)
-    if (s->rank >= l.world()) return {};
-  for (auto kind : {GroupKind::TP, GroupKind::DP}) {
-    const size_t size = size_t(kind == GroupKind::TP ? l.tp : l.dp);
-    if (size < 2) continue;
-    std::map<int, std::vector<size_t>> parts;
-    for (size_t i = 0; i < fam.size(); ++i) parts[topology::group_of(l, kind, fam[i]->rank).index].push_back(i);
-    bool ok = true;
-    for (const auto& [idx, p] : parts) {
-      std::set<int32_t> ranks;
-      for (size_t i : p) ranks.insert(fam[i]->rank);
-      ok = ok && p.size() == size && ranks.size() == size && connected(p, e);
-    }
-    if (!ok) continue;
-    std::vector<Communicator> out;
-    for (const auto& [idx, p] : parts) {
-      Communicator c;
-      c.name = topology::CommunicatorGroup{kind, idx, {}}.name();
-      for (size_t i : p) c.type = fam[i]->first_type, c.members.push_back({fam[i]->rank, fam[i]->stream, fam[i]->ops});
-      out.push_back(std::move(c));
-    }
-    return out;
-  }
-  if (l.pp < 2) return {};
-  // Pipeline links: a stream on stage s and one on stage s+1 of the same pipeline, best first.
+// Complete linkage: two clusters join only when no rank is in both, every cross pair is within
+// the coherence limit and nearly all are lock-step edges. Single linkage would chain distinct
+// groups through one lucky pair.
+std::vector<std::vector<size_t>> cluster(const Family& f, const CommunicatorOptions& opt, size_t max_members) {
   struct Cand {
     int64_t score;
-    size_t a, b;
+    size_t i, j;
   };
   std::vector<Cand> cands;
-  for (size_t i = 0; i < fam.size(); ++i)
-    for (size_t j = 0; j < fam.size(); ++j) {
-      const int ri = fam[i]->rank, rj = fam[j]->rank;
-      if (l.pp_rank(rj) != l.pp_rank(ri) + 1 || l.tp_rank(ri) != l.tp_rank(rj) || l.dp_rank(ri) != l.dp_rank(rj)) continue;
-      if (e.on[i][j]) cands.push_back({e.score[i][j], i, j});
-    }
-  std::sort(cands.begin(), cands.end(), [](auto& x, auto& y) { return std::tie(x.score, x.a, x.b) < std::tie(y.score, y.a, y.b); });
-  std::vector<bool> used(fam.size(), false);
-  std::vector<Communicator> out;
+  for (size_t i = 0; i < f.s.size(); ++i)
+    for (size_t j = i + 1; j < f.s.size(); ++j)
+      if (f.on[i][j]) cands.push_back({f.score[i][j], i, j});
+  std::sort(cands.begin(), cands.end(), [](auto& x, auto& y) { return std::tie(x.score, x.i, x.j) < std::tie(y.score, y.i, y.j); });
+  std::vector<size_t> of(f.s.size());
+  std::iota(of.begin(), of.end(), 0);
+  std::vector<std::vector<size_t>> members(f.s.size());
+  for (size_t i = 0; i < f.s.size(); ++i) members[i] = {i};
   for (const auto& c : cands) {
-    if (used[c.a] || used[c.b]) continue;
-    used[c.a] = used[c.b] = true;
-    const auto* x = fam[c.a];
-    const auto* y = fam[c.b];
-    Communicator comm;
-    comm.name = topology::group_of(l, GroupKind::PP, x->rank).name() + ":" + std::to_string(l.pp_rank(x->rank)) + "-" +
-                std::to_string(l.pp_rank(y->rank));
-    comm.type = x->first_type;
-    comm.members = {{x->rank, x->stream, x->ops}, {y->rank, y->stream, y->ops}};
-    out.push_back(std::move(comm));
+    const size_t a = of[c.i], b = of[c.j];
+    if (a == b || members[a].size() + members[b].size() > max_members) continue;
+    size_t pairs = 0, good = 0;
+    bool ok = true;
+    for (size_t x : members[a])
+      for (size_t y : members[b]) {
+        ++pairs;
+        ok = ok && f.s[x]->rank != f.s[y]->rank && f.score[x][y] <= opt.coherence_ns;
+        good += f.on[x][y];
+      }
+    if (!ok || good * 10 < pairs * 9) continue;
+    for (size_t y : members[b]) of[y] = a;
+    members[a].insert(members[a].end(), members[b].begin(), members[b].end());
+    members[b].clear();
   }
-  if (std::find(used.begin(), used.end(), false) != used.end()) return {};
+  std::vector<std::vector<size_t>> out;
+  for (auto& m : members)
+    if (m.size() >= 2) out.push_back(std::move(m));
   return out;
 }
 
+// Layout rule: groups of different kinds share at most one rank. A group holding two members of
+// one group H of another family is two lock-stepped groups the data could not tell apart: split
+// it by each member's position in its H-family group.
+void split_by_orthogonality(std::vector<Communicator>& comms) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<int32_t, std::map<uint64_t, int>> position;  // rank -> family -> index in its group
+    for (const auto& c : comms) {
+      if (c.p2p) continue;
+      for (size_t m = 0; m < c.members.size(); ++m) position[c.members[m].rank][c.shape] = int(m);
+    }
+    for (size_t gi = 0; gi < comms.size() && !changed; ++gi) {
+      const auto& g = comms[gi];
+      if (g.p2p || g.members.size() < 3) continue;
+      for (const auto& h : comms) {
+        if (h.p2p || h.shape == g.shape || h.members.size() >= g.members.size()) continue;
+        size_t shared = 0;
+        for (const auto& m : g.members)
+          for (const auto& x : h.members) shared += m.rank == x.rank;
+        if (shared < 2) continue;
+        std::map<int, std::vector<Member>> parts;
+        bool all = true;
+        for (const auto& m : g.members) {
+          auto it = position[m.rank].find(h.shape);
+          if (it == position[m.rank].end()) all = false;
+          else parts[it->second].push_back(m);
+        }
+        if (!all || parts.size() < 2) continue;
+        if (std::any_of(parts.begin(), parts.end(), [](auto& p) { return p.second.size() < 2; })) continue;
+        Communicator base = g;
+        comms.erase(comms.begin() + long(gi));
+        for (auto& [pos, ms] : parts) {
+          Communicator c = base;
+          c.members = ms, c.by_layout_rule = true;
+          comms.push_back(std::move(c));
+        }
+        changed = true;
+        break;
+      }
+    }
+  }
+}
+
+bool is_p2p(const StreamSummary& s) { return s.first_type == CollectiveType::SendRecv; }
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
+
+// Names from the layout; disagreements are noted.
+void name_by_layout(std::vector<Communicator>& comms, LayoutFinding& lf) {
+  const auto& l = *lf.layout;
+  size_t explained = 0;
+  std::vector<std::string> odd;
+  for (auto& c : comms) {
+    std::vector<int> ranks;
+    for (const auto& m : c.members) ranks.push_back(m.rank);
+    topology::CommunicatorGroup g;
+    if (!topology::layout_explains(l, ranks, c.p2p, &g)) {
+      if (odd.size() < 5) odd.push_back(fmt::format("{}", fmt::join(ranks, ",")));
+      continue;
+    }
+    ++explained;
+    c.name = c.p2p ? fmt::format("{}:{}-{}", g.name(), l.pp_rank(ranks[0]), l.pp_rank(ranks[1])) : g.name();
+  }
+  lf.consistency = comms.empty() ? 0 : double(explained) / double(comms.size());
+  if (explained < comms.size())
+    lf.notes.push_back(fmt::format("{} of {} communicators are not groups of layout {} (e.g. ranks [{}])",
+                                   comms.size() - explained, comms.size(), l.to_string(), fmt::join(odd, "], [")));
+}
+
 }  // namespace
+
+int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  if (n < 3) return 0;  // too few ops to tell: the family decides
+  // 90th percentile of the op-to-op change of the difference: members stay within noise at every
+  // op, distinct groups wander at iteration boundaries even when ops within a burst line up.
+  std::vector<int64_t> d(n - 1);
+  for (size_t i = 1; i < n; ++i) d[i - 1] = abs64((a[i] - b[i]) - (a[i - 1] - b[i - 1]));
+  const int64_t step = quantile(d, 0.9);
+  // Spread of the difference around a line (drift): catches slow wander that each step hides.
+  std::vector<int64_t> x(n), first, second;
+  for (size_t i = 0; i < n; ++i) x[i] = a[i] - b[i];
+  for (size_t i = 0; i < n / 2; ++i) first.push_back(x[i]);
+  for (size_t i = n - n / 2; i < n; ++i) second.push_back(x[i]);
+  const double t1 = double(b[n / 4] - b[0]), t2 = double(b[n - 1 - n / 4] - b[0]);
+  const double slope = t2 > t1 ? double(quantile(second, 0.5) - quantile(first, 0.5)) / (t2 - t1) : 0.0;
+  std::vector<int64_t> r(n);
+  for (size_t i = 0; i < n; ++i) r[i] = x[i] - int64_t(slope * double(b[i] - b[0]));
+  const int64_t mid = quantile(r, 0.5);
+  for (auto& v : r) v = abs64(v - mid);
+  const int64_t spread = int64_t(1.4826 * double(quantile(r, 0.5)));
+  return std::max(step, spread);
+}
 
 bool coherent(const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t limit_ns) {
   return lockstep_score(a, b) <= limit_ns;
 }
 
-std::vector<Communicator> infer_communicators(std::vector<StreamSummary> streams,
-                                              const std::optional<topology::ParallelLayout>& layout,
-                                              const CommunicatorOptions& opt) {
+std::vector<std::pair<uint32_t, uint32_t>> match_link_ops(const std::vector<int64_t>& end_a, const std::vector<int64_t>& end_b,
+                                                          int64_t offset_ns, int64_t tolerance_ns) {
+  // Walk both in end order (one stream's kernels end in issue order, but be safe).
+  auto order = [](const std::vector<int64_t>& e) {
+    std::vector<uint32_t> o(e.size());
+    std::iota(o.begin(), o.end(), 0u);
+    std::stable_sort(o.begin(), o.end(), [&](uint32_t x, uint32_t y) { return e[x] < e[y]; });
+    return o;
+  };
+  const auto oa = order(end_a), ob = order(end_b);
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  int64_t off = offset_ns;
+  size_t j = 0;
+  for (uint32_t i : oa) {
+    const int64_t want = end_a[i] - off;  // where the peer's op should end on b's clock
+    while (j < ob.size() && end_b[ob[j]] < want - tolerance_ns) ++j;
+    // the closest of the candidates within tolerance
+    while (j + 1 < ob.size() && abs64(end_b[ob[j + 1]] - want) < abs64(end_b[ob[j]] - want)) ++j;
+    if (j < ob.size() && abs64(end_b[ob[j]] - want) <= tolerance_ns) {
+      const int64_t d = end_a[i] - end_b[ob[j]];
+      off += (d - off) / 4;  // follow slow drift
+      out.push_back({i, ob[j]});
+      ++j;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, const std::optional<topology::ParallelLayout>& given,
+                                          const CommunicatorOptions& opt) {
   std::sort(streams.begin(), streams.end(),
             [](auto& a, auto& b) { return std::tie(a.rank, a.stream) < std::tie(b.rank, b.stream); });
-  std::map<uint64_t, std::vector<size_t>> families;
-  // Family: same type sequence at the same rate (TP and DP all-reduces look alike otherwise).
-  for (size_t i = 0; i < streams.size(); ++i)
-    families[streams[i].type_prefix_hash * 1000003u + streams[i].ops_per_iteration].push_back(i);
-  std::vector<Communicator> comms;
-  for (const auto& [hash, idx] : families) {
-    std::vector<const StreamSummary*> fam;
-    for (size_t i : idx) fam.push_back(&streams[i]);
-    const Edges e(fam, opt.coherence_ns);
-    std::vector<Communicator> found;
-    if (layout) found = partition_by_layout(fam, *layout, e);
-    if (found.empty()) {
-      // No layout, or it does not fit: join lock-step pairs, closest first, one stream per rank.
-      struct Cand {
-        int64_t score;
-        size_t i, j;
-      };
-      std::vector<Cand> cands;
-      for (size_t i = 0; i < fam.size(); ++i)
-        for (size_t j = i + 1; j < fam.size(); ++j)
-          if (e.on[i][j]) cands.push_back({e.score[i][j], i, j});
-      std::sort(cands.begin(), cands.end(), [](auto& x, auto& y) { return std::tie(x.score, x.i, x.j) < std::tie(y.score, y.i, y.j); });
-      UnionFind uf(fam.size());
-      std::vector<std::vector<size_t>> members(fam.size());
-      for (size_t i = 0; i < fam.size(); ++i) members[i] = {i};
-      for (const auto& c : cands) {
-        size_t ri = uf.find(c.i), rj = uf.find(c.j);
-        if (ri == rj) continue;
-        bool clash = false;
-        for (size_t a : members[ri])
-          for (size_t b : members[rj]) clash = clash || fam[a]->rank == fam[b]->rank;
-        if (clash) continue;
-        uf.parent[rj] = ri;
-        members[ri].insert(members[ri].end(), members[rj].begin(), members[rj].end());
-        members[rj].clear();
+  CommunicatorInference res;
+  // Families: same leading type sequence (TP and DP all-reduces share one; lock step parts them).
+  std::map<uint64_t, Family> families;
+  std::vector<const StreamSummary*> p2p;
+  for (const auto& s : streams) {
+    if (s.ops == 0) continue;
+    if (is_p2p(s)) p2p.push_back(&s);
+    else families[s.type_prefix_hash].s.push_back(&s);
+  }
+  auto& comms = res.comms;
+  for (auto& [hash, fam] : families) {
+    score_family(fam, opt);
+    for (const auto& idx : cluster(fam, opt, SIZE_MAX)) {
+      Communicator g;
+      std::vector<uint32_t> rate;
+      for (size_t m : idx) {
+        g.type = fam.s[m]->first_type;
+        g.members.push_back({fam.s[m]->rank, fam.s[m]->stream, fam.s[m]->ops});
+        rate.push_back(fam.s[m]->ops_per_iteration);
       }
-      for (size_t i = 0; i < fam.size(); ++i) {
-        if (uf.find(i) != i || members[i].size() < 2) continue;
-        Communicator g;
-        for (size_t m : members[i]) g.type = fam[m]->first_type, g.members.push_back({fam[m]->rank, fam[m]->stream, fam[m]->ops});
-        found.push_back(std::move(g));
-      }
-    }
-    for (auto& c : found) {
-      c.family = hash * 1000003u + c.members.size();
-      comms.push_back(std::move(c));
+      std::sort(rate.begin(), rate.end());
+      // Comparable communicators: same type sequence, rate and size.
+      g.family = mix(mix(hash, rate[rate.size() / 2]), g.members.size());
+      g.shape = mix(hash, g.members.size());
+      comms.push_back(std::move(g));
     }
   }
   for (auto& c : comms)
     std::sort(c.members.begin(), c.members.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  split_by_orthogonality(comms);
+  size_t by_rule = 0;
+  for (auto& c : comms) {
+    std::sort(c.members.begin(), c.members.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+    if (c.by_layout_rule) c.family = mix(c.family, c.members.size()), ++by_rule;
+  }
+  if (by_rule)
+    res.layout.notes.push_back(fmt::format(
+        "{} communicators were split by the layout rule (groups of different kinds share at most one rank): "
+        "their members ran in lock step, so the data alone could not tell them apart",
+        by_rule));
+  // p2p: each send has exactly one receiver, so a p2p stream pairs with one peer stream: the
+  // most lock-stepped one. (A stream serving both pipeline neighbours, as batched p2p on one
+  // pipeline communicator does, is not split into its two links yet.)
+  std::map<uint64_t, Family> p2p_families;
+  for (const auto* s : p2p) p2p_families[s->type_prefix_hash].s.push_back(s);
+  for (auto& [hash, fam] : p2p_families) {
+    score_family(fam, opt);
+    for (const auto& idx : cluster(fam, opt, 2)) {
+      Communicator l;
+      l.p2p = true, l.type = fam.s[idx[0]]->first_type, l.family = mix(mix(hash, 0x9e3779b97f4a7c15ull), 2);
+      for (size_t m : idx) l.members.push_back({fam.s[m]->rank, fam.s[m]->stream, fam.s[m]->ops});
+      std::sort(l.members.begin(), l.members.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+      comms.push_back(std::move(l));
+    }
+  }
   std::sort(comms.begin(), comms.end(), [](auto& a, auto& b) {
-    return std::tie(a.members.front().rank, a.members.front().stream) < std::tie(b.members.front().rank, b.members.front().stream);
+    return std::make_tuple(a.members.front().rank, a.members.front().stream, a.members.back().rank) <
+           std::make_tuple(b.members.front().rank, b.members.front().stream, b.members.back().rank);
   });
+  // Layout: given, or inferred from who talks to whom.
+  if (given) {
+    res.layout.layout = given, res.layout.source = "given";
+  } else {
+    std::vector<topology::ObservedGroup> obs;
+    std::set<int> present;
+    for (const auto& s : streams) present.insert(s.rank);
+    for (const auto& c : comms) {
+      topology::ObservedGroup o;
+      for (const auto& m : c.members) o.ranks.push_back(m.rank), o.ops += double(m.ops) / double(c.members.size());
+      o.p2p = c.p2p;
+      obs.push_back(std::move(o));
+    }
+    if (auto guess = topology::infer_layout(obs, std::vector<int>(present.begin(), present.end()))) {
+      res.layout.layout = guess->layout, res.layout.source = "inferred";
+      res.layout.notes.push_back("layout inferred from " + guess->how);
+    }
+  }
+  if (res.layout.layout) name_by_layout(comms, res.layout);
   for (size_t i = 0; i < comms.size(); ++i)
     if (comms[i].name.empty()) comms[i].name = "comm-" + std::to_string(i);
-  return comms;
+  return res;
 }
 
 }  // namespace collectives

@@ -1,6 +1,7 @@
 #include "collectives/verdict.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -189,6 +190,27 @@ struct Window {
 
 }  // namespace
 
+// Every shift of the job's step time gets an explanation: the stragglers among the ranks that
+// changed there, a slow link, or, explicitly, a job that slowed down as a whole.
+void explain_change_points(Verdict& v) {
+  for (auto& cp : v.change_points) {
+    std::vector<int> named;
+    for (const auto& s : v.stragglers)
+      if (std::count(cp.culprit_ranks.begin(), cp.culprit_ranks.end(), s.rank)) named.push_back(s.rank);
+    std::sort(named.begin(), named.end());
+    if (!named.empty())
+      cp.explanation = fmt::format("straggler{} {}", named.size() == 1 ? "" : "s", fmt::join(named, ", "));
+    else if (!v.slow_links.empty())
+      cp.explanation = "slow link";
+    else if (!cp.culprit_ranks.empty() && !v.stragglers.empty())
+      cp.explanation = "ranks that changed are not stragglers; see the stragglers named above";
+    else if (!cp.culprit_ranks.empty())
+      cp.explanation = "the ranks that changed stay within their peers' spread: no rank stands out";
+    else
+      cp.explanation = "the job as a whole slowed down (no rank stands out)";
+  }
+}
+
 Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms,
                size_t clean_iterations) {
   Verdict v;
@@ -360,6 +382,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     }
   }
   std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
+  explain_change_points(v);
   return v;
 }
 

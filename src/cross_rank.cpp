@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "exchange.hpp"
 
 namespace straggler {
@@ -38,7 +40,11 @@ std::vector<c::StreamSummary> summarize(const std::vector<CrossRankInput>& local
     std::map<int32_t, c::StreamSummary> by_stream;
     for (const auto& op : in.ops) {
       auto& s = by_stream[op.stream];
-      if (s.ops == 0) s.rank = in.rank, s.stream = op.stream, s.first_type = op.type, s.type_prefix_hash = 1469598103934665603ull;
+      if (s.ops == 0) {
+        s.rank = in.rank, s.stream = op.stream, s.first_type = op.type, s.type_prefix_hash = 1469598103934665603ull;
+        // Ranks of one host share its clock: the host name, else the file they came from.
+        s.clock_domain = in.host.empty() ? uint64_t(in.clock_domain + 2) : std::hash<std::string>{}(in.host) | 1u;
+      }
       if (s.ops < c::StreamSummary::kPrefix) s.type_prefix_hash = fnv(s.type_prefix_hash, uint64_t(op.type));
       if (s.first_ends.size() < c::StreamSummary::kFingerprint) s.first_ends.push_back(op.end);
       ++s.ops;
@@ -63,7 +69,7 @@ std::string pack(const std::vector<c::StreamSummary>& v) {
   ByteWriter w;
   for (const auto& s : v) {
     w.pod(s.rank), w.pod(s.stream), w.pod(s.ops), w.pod(s.type_prefix_hash), w.pod(s.first_type);
-    w.pod(s.ops_per_iteration);
+    w.pod(s.ops_per_iteration), w.pod(s.clock_domain);
     w.pod<uint64_t>(s.first_ends.size());
     for (auto e : s.first_ends) w.pod(e);
   }
@@ -76,7 +82,7 @@ void unpack(const std::string& blob, std::vector<c::StreamSummary>& out) {
     c::StreamSummary s;
     s.rank = r.pod<int32_t>(), s.stream = r.pod<int32_t>(), s.ops = r.pod<uint32_t>();
     s.type_prefix_hash = r.pod<uint64_t>(), s.first_type = r.pod<c::CollectiveType>();
-    s.ops_per_iteration = r.pod<uint32_t>();
+    s.ops_per_iteration = r.pod<uint32_t>(), s.clock_domain = r.pod<uint64_t>();
     s.first_ends.resize(r.pod<uint64_t>());
     for (auto& e : s.first_ends) e = r.pod<int64_t>();
     out.push_back(std::move(s));
@@ -171,10 +177,19 @@ void allreduce_sum(MPI_Comm comm, std::vector<double>& v) {
 
 int64_t sent(const std::string& s) { return int64_t(s.size()); }
 
+constexpr double kMaxEdgeSpreadNs = 100'000;  // wider: a wrong pairing, not a clock measurement
+constexpr double kNtpErrorNs = 20'000'000;    // NTP keeps hosts within ms; beyond this needs proof
+
+double max_offset(const c::ClockSolution& cs, const std::vector<c::StreamSummary>& streams) {
+  double m = 0;
+  for (const auto& s : streams) m = std::max(m, std::abs(cs.offset_ns[size_t(s.rank)]));
+  return m;
+}
+
 }  // namespace
 
 CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
-                                const std::optional<topology::ParallelLayout>& layout, bool clock_correction) {
+                                const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction) {
   int me = 0, nproc = 1;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &nproc);
@@ -185,15 +200,20 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   const std::string mine = pack(summarize(local));
   res.bytes_exchanged += sent(mine) * (nproc - 1);
   for (const auto& blob : allgather_blobs(comm, mine)) unpack(blob, streams);
-  const auto comms = c::infer_communicators(streams, layout);
-  std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, uint32_t>> where;  // (rank, stream) -> (comm, member)
+  const auto inference = c::infer_communicators(streams, layout_given);
+  const auto& comms = inference.comms;
+  res.layout = inference.layout;
+  const std::optional<topology::ParallelLayout> layout = res.layout.layout;
+  // (rank, stream) -> (comm, member)
+  std::multimap<std::pair<int32_t, int32_t>, std::pair<uint32_t, uint32_t>> where;
   for (size_t ci = 0; ci < comms.size(); ++ci) {
     CommSummary s;
     s.name = comms[ci].name, s.type = comms[ci].type, s.owner = int32_t(ci % size_t(nproc));
+    s.p2p = comms[ci].p2p, s.by_layout_rule = comms[ci].by_layout_rule;
     for (size_t m = 0; m < comms[ci].members.size(); ++m) {
       s.ranks.push_back(comms[ci].members[m].rank);
       s.member_ops.push_back(comms[ci].members[m].ops);
-      where[{comms[ci].members[m].rank, comms[ci].members[m].stream}] = {uint32_t(ci), uint32_t(m)};
+      where.insert({{comms[ci].members[m].rank, comms[ci].members[m].stream}, {uint32_t(ci), uint32_t(m)}});
     }
     res.comms.push_back(std::move(s));
   }
@@ -204,9 +224,9 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     std::set<int32_t> seen;
     for (const auto& op : in.ops) {
       if (!seen.insert(op.stream).second) continue;
-      auto it = where.find({in.rank, op.stream});
-      if (it == where.end()) continue;
-      put_member(to[size_t(res.comms[it->second.first].owner)], it->second.first, it->second.second, in, op.stream);
+      auto [lo, hi] = where.equal_range({in.rank, op.stream});
+      for (auto it = lo; it != hi; ++it)
+        put_member(to[size_t(res.comms[it->second.first].owner)], it->second.first, it->second.second, in, op.stream);
     }
   }
   std::vector<std::string> blobs;
@@ -245,8 +265,38 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   int reference = world;
   for (const auto& in : streams) reference = std::min(reference, int(in.rank));
   MPI_Allreduce(MPI_IN_PLACE, &reference, 1, MPI_INT, MPI_MIN, comm);
-  res.clocks = c::solve_clocks(world, clock_correction ? edges : std::vector<c::ClockEdge>{},
+  // Edge hygiene: members of one collective end within microseconds, so a pair whose differences
+  // spread wider was matched wrongly, not measured; and an offset far beyond NTP error (tens of
+  // ms) is believed only on overwhelming evidence (tight and long).
+  std::vector<c::ClockEdge> trusted;
+  int64_t distrusted = 0;
+  for (const auto& e : edges) {
+    const bool tie = e.ops >= (int64_t(1) << 40);
+    const bool ok = tie || (e.spread_ns <= kMaxEdgeSpreadNs &&
+                            (std::abs(e.offset_ns) <= kNtpErrorNs || (e.spread_ns <= 20'000 && e.ops >= 64)));
+    if (ok) trusted.push_back(e);
+    else ++distrusted;
+  }
+  res.clocks = c::solve_clocks(world, clock_correction ? trusted : std::vector<c::ClockEdge>{},
                                reference < world ? reference : 0);
+  // A correction that makes the clock condition worse (more ops ending before their last member
+  // arrived) is wrong somewhere: never apply it.
+  if (clock_correction) {
+    std::vector<int64_t> v(2, 0);
+    c::RankAccumulator scratch(world);
+    for (auto& [ci, oi] : owned) {
+      const auto rp = c::replay_communicator(oi.members, res.clocks, scratch);
+      v[0] += rp.clock_violations_before, v[1] += rp.clock_violations_after;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), 2, MPI_INT64_T, MPI_SUM, comm);
+    if (v[1] > v[0]) {
+      res.clock.rejected = fmt::format("the fitted correction (max offset {:.3f} ms) would raise clock-condition "
+                                       "violations from {} to {}; clocks left as recorded",
+                                       max_offset(res.clocks, streams) / 1e6, v[0], v[1]);
+      res.clocks = c::solve_clocks(world, {}, reference < world ? reference : 0);
+    }
+  }
+  if (distrusted) res.clock.distrusted_edges = distrusted;
   std::vector<double> spreads;
   for (const auto& e : edges)
     if (e.ops < (int64_t(1) << 40)) spreads.push_back(e.spread_ns);  // measured edges, not same-file ties

@@ -49,6 +49,8 @@ struct CommSummary {
   int64_t mismatch_seq = -1;
   std::string mismatch;
   int32_t owner = 0;  // process that replayed it
+  bool p2p = false;   // a pipeline/p2p link
+  bool by_layout_rule = false;  // parted from a lock-stepped group by the layout rule
 };
 
 struct DesyncRow {
@@ -68,10 +70,13 @@ struct ClockSummary {
   double max_offset_ns = 0, residual_ns = 0;  // residual: median spread of the pairwise fits
   int64_t violations_before = 0, violations_after = 0, ops = 0;
   int32_t unaligned_ranks = 0;
+  int64_t distrusted_edges = 0;  // pairwise fits left out: too wide, or an implausible offset on thin evidence
+  std::string rejected;          // why the fitted correction was not applied ("" when it was)
 };
 
 struct CrossRankResults {
   std::vector<CommSummary> comms;                 // every process
+  collectives::LayoutFinding layout;              // given (--layout) or inferred, with notes
   std::vector<std::pair<size_t, collectives::CommReplay>> owned;  // (index in comms, replay) on the owner
   collectives::ClockSolution clocks;
   ClockSummary clock;
@@ -89,6 +94,6 @@ struct CrossRankResults {
 };
 
 CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
-                                const std::optional<topology::ParallelLayout>& layout, bool clock_correction = true);
+                                const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction = true);
 
 }  // namespace straggler

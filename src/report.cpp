@@ -89,7 +89,8 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
 
-void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed) {
+// step: what the change points measure ("step time" only when iterations come from step markers).
+void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step) {
   const auto& v = x.verdict;
   if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
     os << "verdict: healthy: no straggler, no slow link, no desync";
@@ -140,13 +141,31 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed) 
   for (const auto& cp : v.change_points) {
     std::string who;
     for (auto r : cp.culprit_ranks) who += (who.empty() ? "" : ", ") + std::to_string(r);
-    os << fmt::format("  step time changed at iteration {}: {:.2f} -> {:.2f} ms{}\n", cp.iteration, cp.before_ms,
-                      cp.after_ms, who.empty() ? "" : " (ranks that changed: " + who + ")");
+    os << fmt::format("  {} changed at iteration {}: {:.2f} -> {:.2f} ms{}: {}\n", step, cp.iteration, cp.before_ms,
+                      cp.after_ms, who.empty() ? "" : " (ranks that changed: " + who + ")", cp.explanation);
   }
-  os << fmt::format("  clocks: max offset {:.3f} ms corrected (residual {:.1f} us); clock-condition violations "
-                    "{} before, {} after correction\n",
-                    x.clock.max_offset_ns / 1e6, x.clock.residual_ns / 1e3, x.clock.violations_before,
-                    x.clock.violations_after);
+  if (!x.clock.rejected.empty())
+    os << "  clocks: NOT corrected: " << x.clock.rejected << "\n";
+  else
+    os << fmt::format("  clocks: max offset {:.3f} ms corrected (residual {:.1f} us); clock-condition violations "
+                      "{} before, {} after correction\n",
+                      x.clock.max_offset_ns / 1e6, x.clock.residual_ns / 1e3, x.clock.violations_before,
+                      x.clock.violations_after);
+  if (x.clock.distrusted_edges)
+    os << fmt::format("  clocks: {} pairwise clock fits left out (spread over 100 us, or an offset over 20 ms on thin "
+                      "evidence)\n", x.clock.distrusted_edges);
+  if (x.layout.layout) {
+    const auto& l = *x.layout.layout;
+    os << fmt::format("  layout: TP{} x PP{} x DP{} (rank order {}), {}; {:.0f}% of communicators are its groups\n", l.tp,
+                      l.pp, l.dp, topology::rank_order_name(l.order),
+                      x.layout.source == "given" ? "given with --layout" : "inferred from who talks to whom",
+                      100.0 * x.layout.consistency);
+  } else {
+    os << "  layout: unknown (no --layout, and the communicators found fit no TP x PP x DP layout); each rank is "
+          "compared with all ranks\n";
+  }
+  for (const auto& n : x.layout.notes)
+    if (n.rfind("layout inferred from", 0) != 0) os << "  note: " << printable(n) << "\n";
   for (const auto& c : x.comms)
     if (c.mismatch_seq >= 0) os << fmt::format("  MISMATCH {} op {}: {}\n", c.name, c.mismatch_seq, printable(c.mismatch));
   // Unequal op counts that are no desync: captures that ended at different times.
@@ -154,7 +173,8 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed) 
   for (const auto& d : x.desync) desynced.insert(d.communicator);
   size_t uneven = 0;
   for (const auto& c : x.comms) {
-    if (desynced.count(c.name) || c.member_ops.empty()) continue;
+    // p2p links: a member's stream may also serve its other pipeline neighbour
+    if (desynced.count(c.name) || c.member_ops.empty() || c.p2p) continue;
     auto [lo, hi] = std::minmax_element(c.member_ops.begin(), c.member_ops.end());
     uneven += *lo != *hi;
   }
@@ -178,23 +198,45 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
                     plural(files_ok, "file"), plural(in.hosts.size(), "host"), versions(in.inputs));
   if (in.ranks.empty()) return;
   os << missing_ranks_line(in, opt);
-  if (in.cross) print_verdict(os, *in.cross, !in.failures.empty());
+  const bool any_period = std::any_of(in.ranks.begin(), in.ranks.end(),
+                                      [](const RankRow& r) { return r.iteration_source == "collective_period"; });
+  if (in.cross)
+    print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time");
 
+  // Only NVTX step markers give training steps; the NCCL period gives a repeating unit (one FSDP
+  // block, a microbatch, or a step), so it is never called a step time.
   std::map<std::string, int> sources;
-  for (const auto& r : in.ranks) sources[r.iteration_source]++;
+  std::vector<int64_t> per_unit;  // collectives per unit: ceil(NCCL kernels / (units + the cut-off one))
+  for (const auto& r : in.ranks) {
+    sources[r.iteration_source]++;
+    if (r.iteration_source == "collective_period" && r.iterations > 0)
+      per_unit.push_back((r.nccl_kernel_count + r.iterations) / (r.iterations + 1));
+  }
+  std::sort(per_unit.begin(), per_unit.end());
+  const std::string unit = per_unit.empty() ? "" : fmt::format("~{} collectives", per_unit[per_unit.size() / 2]);
+  const bool periodic = sources.count("collective_period"), marked = sources.count("nvtx");
   std::string src;
-  for (const auto& [s, n] : sources) src += (src.empty() ? "" : ", ") + fmt::format("{} on {} ranks", s, n);
+  for (const auto& [s, n] : sources)
+    src += (src.empty() ? "" : ", ") + (s == "collective_period" ? fmt::format("the collective period ({} per unit, "
+                                                                               "no step markers) on {} ranks", unit, n)
+                                                                 : fmt::format("{} on {} ranks", s, n));
   if (!in.steady_step_ms.empty()) {
     auto d = ranks::Distribution::of(in.steady_step_ms);
     std::vector<int> its;
     for (const auto& r : in.ranks) its.push_back(r.iterations);
     std::sort(its.begin(), its.end());
-    os << fmt::format("iterations: {} per rank (median; first is warm-up, not in steady figures), from {}\n",
-                      its[its.size() / 2], src);
-    os << fmt::format("step time (steady state, all ranks): median {:.2f} ms, p90 {:.2f} ms, max {:.2f} ms\n", d.p50,
-                      d.p90, d.max);
+    os << fmt::format("{}: {} per rank (median; first {}not in steady figures), from {}\n",
+                      marked ? "iterations" : "repeating units", its[its.size() / 2], marked ? "is warm-up, " : "",
+                      src);
+    const std::string what =
+        !periodic ? "step time (steady state, all ranks)"
+        : marked  ? "step time or repeating unit (NVTX steps on some ranks, collective period on others; steady state)"
+                  : fmt::format("repeating unit (collective period, {}; not a marked training step; steady state, "
+                                "all ranks)", unit);
+    os << fmt::format("{}: median {:.2f} ms, p90 {:.2f} ms, max {:.2f} ms\n", what, d.p50, d.p90, d.max);
   } else {
-    os << "iterations: none found (no NVTX iteration markers and no periodic NCCL sequence); figures cover the whole capture\n";
+    os << "iterations: unknown (no NVTX step markers and no regularly repeating NCCL sequence: no step times); "
+          "figures cover the whole capture\n";
   }
 
   double busy = 0, compute = 0, nccl = 0, exposed = 0, scope = 0;
@@ -209,8 +251,8 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
 
   if (in.ranks.size() <= 64) {
     os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
-                      "host", "gpu", "kernels", "step ms", "busy%", "nccl%", "expo%", "idle%", "gaps", "wait ms",
-                      "blame ms", "late%", "cause");
+                      "host", "gpu", "kernels", !periodic ? "step ms" : marked ? "step/unit" : "unit ms", "busy%",
+                      "nccl%", "expo%", "idle%", "gaps", "wait ms", "blame ms", "late%", "cause");
     for (const auto& r : in.ranks)
       os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
                         r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count, r.step_ms_median,

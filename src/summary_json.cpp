@@ -32,6 +32,21 @@ std::string summary_json(const RunSummaryInput& in) {
   for (const auto& r : in.ranks) steady.push_back(std::max(0, r.iterations - 1));
   std::sort(steady.begin(), steady.end());
   j.key("iterations").value(steady.empty() ? 0 : steady[steady.size() / 2]);
+  // Where iterations (and step_ms) come from: "nvtx" step markers (training steps), the
+  // "collective_period" of the NCCL sequence (a repeating unit, not necessarily a step), "none", or "mixed".
+  std::string source;
+  for (const auto& r : in.ranks) source = source.empty() || source == r.iteration_source ? r.iteration_source : "mixed";
+  j.key("iteration_source").value(source.empty() ? "none" : source);
+  // The parallel layout: given with --layout, or inferred from who talks to whom.
+  j.key("layout");
+  if (in.cross && in.cross->layout.layout) {
+    const auto& l = *in.cross->layout.layout;
+    j.begin_object().key("tp").value(l.tp).key("pp").value(l.pp).key("dp").value(l.dp);
+    j.key("order").value(topology::rank_order_name(l.order)).key("source").value(in.cross->layout.source);
+    j.key("consistency").value(in.cross->layout.consistency).end_object();
+  } else {
+    j.null();
+  }
   j.key("step_ms");
   if (in.steady_step_ms.empty()) {
     j.null();
@@ -92,7 +107,10 @@ std::string summary_json(const RunSummaryInput& in) {
     j.begin_object().key("max_offset_ms").value(x->clock.max_offset_ns / 1e6);
     j.key("residual_ms").value(x->clock.residual_ns / 1e6);
     j.key("violations_before").value(x->clock.violations_before).key("violations_after").value(x->clock.violations_after);
-    j.key("unaligned_ranks").value(x->clock.unaligned_ranks).end_object();
+    j.key("unaligned_ranks").value(x->clock.unaligned_ranks);
+    j.key("corrected").value(x->clock.rejected.empty());
+    if (!x->clock.rejected.empty()) j.key("not_corrected_because").value(x->clock.rejected);
+    j.end_object();
   } else {
     j.null();
   }
@@ -104,7 +122,7 @@ std::string summary_json(const RunSummaryInput& in) {
       j.begin_object().key("iteration").value(cp.iteration).key("before_ms").value(cp.before_ms);
       j.key("after_ms").value(cp.after_ms).key("culprit_ranks").begin_array();
       for (auto r : cp.culprit_ranks) j.value(r);
-      j.end_array().end_object();
+      j.end_array().key("explanation").value(cp.explanation).end_object();
     }
   j.end_array();
   j.key("what_if").null();

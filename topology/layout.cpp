@@ -18,6 +18,8 @@ ParallelLayout ParallelLayout::parse(const std::string& text) {
   return l;
 }
 
+const char* rank_order_name(RankOrder o) { return o == RankOrder::TpDpPp ? "tp-dp-pp" : "tp-pp-dp"; }
+
 std::string ParallelLayout::to_string() const { return fmt::format("{}x{}x{}", tp, pp, dp); }
 
 const char* group_kind_name(GroupKind k) {

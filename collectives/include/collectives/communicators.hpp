@@ -1,12 +1,21 @@
-// Which CUDA streams on which ranks form one NCCL communicator.
-// Without NCCL payloads there is no communicator id in an nsys export, but NCCL runs one stream
-// per communicator and rank, and members of a communicator (1) issue the same sequence of
-// collective types at the same rate per iteration and (2) finish each collective together: the difference of two members' end
-// times is their (constant) clock difference, op after op. So streams are grouped into
-// families by their type sequence, and within a family joined when their end times stay
-// coherent (median absolute deviation of the difference below a threshold). A parallel layout,
-// when given, names each communicator (tp-3, dp-0, pp-1) and splits any group that spans two of
-// its groups.
+// Which CUDA streams on which ranks form one NCCL communicator, from invariants of NCCL alone.
+// An nsys export has no communicator id without NCCL payloads, and stream ids are per-process
+// CUPTI ids (numbered in first-use order, so the same role gets different ids on different
+// ranks): they are never compared across ranks. What NCCL promises instead:
+//  1. every member issues the same sequence of collectives on a communicator (NCCL docs, "Group
+//     calls" / "Communicator creation": ops on one communicator are ordered and must match);
+//  2. a collective cannot complete on any member before every member has arrived, and then the
+//     data moves in lock step, so all members end within microseconds: the difference of two
+//     members' k-th end times is their clock difference (constant, or a line under drift) plus
+//     microsecond noise, op after op. Streams of distinct communicators that merely run in step
+//     wander by the jitter of their other members;
+//  3. ranks on one host share one clock, so there the difference itself is near zero;
+//  4. each point-to-point send has exactly one receiver: a p2p (SendRecv) stream pairs with one
+//     peer stream, never with its TP partner's peer that merely sends at the same moment.
+//     Not handled yet: one stream serving both pipeline neighbours (batched p2p on one pipeline
+//     communicator); match_link_ops is the building block for pairing such ops by end time.
+// Where the data cannot decide (distinct groups in perfect lock step), the answer consistent with
+// a parallel layout is taken (groups of different kinds share at most one rank) and a note says so.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -25,8 +34,9 @@ struct StreamSummary {
   uint64_t type_prefix_hash = 0;     // hash of the first kPrefix collective types
   uint32_t ops_per_iteration = 0;    // median over its steady iterations (0: no iterations)
   CollectiveType first_type = CollectiveType::Unknown;
+  uint64_t clock_domain = 0;         // equal on ranks that share a clock (one host); 0: unknown
   std::vector<int64_t> first_ends;   // end times (wall clock) of the first kFingerprint ops
-  static constexpr size_t kPrefix = 16, kFingerprint = 48;
+  static constexpr size_t kPrefix = 16, kFingerprint = 64;
 };
 
 struct Member {
@@ -35,24 +45,51 @@ struct Member {
 };
 
 struct Communicator {
-  std::string name;             // "tp-3" etc. with a layout, else "comm-<n>"
+  std::string name;             // "tp-3", "dp-0", "pp-1:0-1" with a layout, else "comm-<n>"
   std::vector<Member> members;  // sorted by rank
   CollectiveType type = CollectiveType::Unknown;  // type of its first op
-  uint64_t family = 0;  // same collective sequence and member count: comparable communicators
+  uint64_t family = 0;  // same collective sequence, rate and member count: comparable communicators
+  uint64_t shape = 0;   // same leading type sequence and member count (rate aside)
+  bool p2p = false;  // a point-to-point link: two members
+  bool by_layout_rule = false;  // split by the layout rule, the data could not tell
 };
 
 struct CommunicatorOptions {
-  // Upper limit of the lock-step score (median op-to-op change of two members' end-time
-  // difference); real p2p pairs reach ~15 us, members of large rings a few us.
+  // Upper limit of the lock-step score of two members (ns); members of real rings stay within a
+  // few us, real p2p pairs within ~15 us; distinct groups differ by their members' jitter.
   int64_t coherence_ns = 100'000;
+  int64_t floor_ns = 20'000;        // scores below this are noise: never used to reject a pair
+  int64_t same_host_ns = 1'000'000;  // one host, one clock: members' ends differ by less
 };
 
-// Deterministic: every process computes the same list from the same summaries.
-std::vector<Communicator> infer_communicators(std::vector<StreamSummary> streams,
-                                              const std::optional<topology::ParallelLayout>& layout,
-                                              const CommunicatorOptions& opt = {});
+// The inferred or given layout and how it was found.
+struct LayoutFinding {
+  std::optional<topology::ParallelLayout> layout;
+  std::string source;                // "given", "inferred", or "" (none)
+  double consistency = 0;            // share of communicators that are groups of the layout
+  std::vector<std::string> notes;    // what the data could not decide; disagreements with --layout
+};
 
-// Lock-step test of two fingerprints (exposed for tests).
+struct CommunicatorInference {
+  std::vector<Communicator> comms;
+  LayoutFinding layout;
+};
+
+// Deterministic: every process computes the same result from the same summaries.
+// `hosts[r]` is the host index of rank r (-1: unknown), for the layout inference.
+CommunicatorInference infer_communicators(std::vector<StreamSummary> streams,
+                                          const std::optional<topology::ParallelLayout>& given,
+                                          const CommunicatorOptions& opt = {});
+
+// Lock-step score of two fingerprints (exposed for tests): how far the difference of their k-th
+// end times strays from a straight line, in ns (0 when too short to tell).
+int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 bool coherent(const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t limit_ns);
+
+// p2p: pairs ops of two streams whose ends coincide at offset ~`offset_ns` (a - b), following
+// slow clock drift; returns index pairs (into a, into b), increasing. Used on the full op lists.
+std::vector<std::pair<uint32_t, uint32_t>> match_link_ops(const std::vector<int64_t>& end_a,
+                                                          const std::vector<int64_t>& end_b, int64_t offset_ns,
+                                                          int64_t tolerance_ns = 60'000);
 
 }  // namespace collectives

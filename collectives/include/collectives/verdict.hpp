@@ -90,6 +90,7 @@ struct JobChangePoint {
   int64_t iteration = 0;
   double before_ms = 0, after_ms = 0;
   std::vector<int> culprit_ranks;
+  std::string explanation;  // what the verdict says caused it (stragglers, slow link, the whole job)
 };
 
 struct Verdict {

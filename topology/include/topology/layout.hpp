@@ -6,18 +6,26 @@
 
 namespace topology {
 
-// Rank order follows Megatron's default "tp-dp-pp": TP varies fastest, then DP, then PP.
-// rank = tp + TP * (dp + DP * pp)
+// Rank orders: Megatron's default "tp-dp-pp" (TP varies fastest, then DP, then PP:
+// rank = tp + TP * (dp + DP * pp); Megatron-Core's tp-cp-ep-dp-pp is the same with CP = EP = 1),
+// and "tp-pp-dp" (rank = tp + TP * (pp + PP * dp)), used by some launchers.
+enum class RankOrder : uint8_t { TpDpPp, TpPpDp };
+const char* rank_order_name(RankOrder o);
+
 struct ParallelLayout {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  RankOrder order = RankOrder::TpDpPp;
 
   int world() const { return tp * pp * dp; }
   int tp_rank(int rank) const { return rank % tp; }
-  int dp_rank(int rank) const { return (rank / tp) % dp; }
-  int pp_rank(int rank) const { return rank / (tp * dp); }
-  int rank_of(int tp_r, int dp_r, int pp_r) const { return tp_r + tp * (dp_r + dp * pp_r); }
+  int dp_rank(int rank) const { return order == RankOrder::TpDpPp ? (rank / tp) % dp : rank / (tp * pp); }
+  int pp_rank(int rank) const { return order == RankOrder::TpDpPp ? rank / (tp * dp) : (rank / tp) % pp; }
+  int rank_of(int tp_r, int dp_r, int pp_r) const {
+    return order == RankOrder::TpDpPp ? tp_r + tp * (dp_r + dp * pp_r) : tp_r + tp * (pp_r + pp * dp_r);
+  }
+  bool operator==(const ParallelLayout&) const = default;
 
   // Parses "TPxPPxDP" such as "2x2x8"; throws std::invalid_argument.
   static ParallelLayout parse(const std::string& text);

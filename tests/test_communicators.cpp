@@ -1,0 +1,186 @@
+// Communicator and layout inference from NCCL's invariants, on synthetic stream fingerprints:
+// members of one op end together (plus their host's clock offset); distinct groups wander by
+// their own members' jitter; stream ids are arbitrary per process.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "collectives/communicators.hpp"
+#include "topology/infer_layout.hpp"
+
+using namespace collectives;
+
+namespace {
+
+// A little world: ranks with a host clock offset; groups that run ops whose common end is the
+// latest of the members' arrivals (each member's arrival jitters on its own).
+struct World {
+  std::mt19937_64 rng{7};
+  std::vector<int64_t> host_offset;  // per rank
+  std::vector<int> host;
+  std::vector<StreamSummary> streams;
+  std::map<std::pair<int, int>, size_t> index;  // (rank, stream) -> streams index
+  int next_stream = 1000;
+
+  explicit World(int ranks, int gpus_per_host, int64_t max_offset_ns = 2'000'000) {
+    std::uniform_int_distribution<int64_t> off(-max_offset_ns, max_offset_ns);
+    std::vector<int64_t> per_host;
+    for (int r = 0; r < ranks; ++r) {
+      host.push_back(r / gpus_per_host);
+      if (size_t(host.back()) >= per_host.size()) per_host.push_back(host.back() == 0 ? 0 : off(rng));
+      host_offset.push_back(per_host[size_t(host.back())]);
+    }
+  }
+  // Stream ids are per-process first-use numbers: random bases, never comparable across ranks.
+  StreamSummary& stream(int rank, int role, CollectiveType type) {
+    auto [it, fresh] = index.try_emplace({rank, role}, streams.size());
+    if (fresh) {
+      StreamSummary s;
+      s.rank = rank, s.stream = int32_t(next_stream++ * 7 % 9973), s.first_type = type;
+      s.type_prefix_hash = uint64_t(type) * 31 + 5, s.ops_per_iteration = 0;
+      s.clock_domain = uint64_t(host[size_t(rank)]) + 1;
+      streams.push_back(s);
+    }
+    return streams[it->second];
+  }
+  // One op of a group at true time around t with per-member jitter (ns): all members end at the
+  // latest arrival + transfer + 0..2 us noise, recorded on their host clocks.
+  void op(const std::vector<int>& members, int role, CollectiveType type, int64_t t, int64_t jitter_ns) {
+    std::normal_distribution<double> j(0, std::max(1.0, double(jitter_ns)));
+    std::uniform_int_distribution<int64_t> noise(0, 2000);
+    int64_t last = 0;
+    for (size_t i = 0; i < members.size(); ++i) last = std::max(last, t + int64_t(j(rng)));
+    for (int r : members) {
+      auto& s = stream(r, role, type);
+      if (s.first_ends.size() < StreamSummary::kFingerprint) s.first_ends.push_back(last + 150'000 + noise(rng) + host_offset[size_t(r)]);
+      s.ops++;
+    }
+  }
+};
+
+std::set<std::vector<int>> groups_of(const CommunicatorInference& inf, bool p2p) {
+  std::set<std::vector<int>> out;
+  for (const auto& c : inf.comms) {
+    if (c.p2p != p2p) continue;
+    std::vector<int> r;
+    for (const auto& m : c.members) r.push_back(m.rank);
+    out.insert(r);
+  }
+  return out;
+}
+
+// Megatron-like TP x PP x DP with Megatron rank order: TP all-reduces per microbatch, pipeline
+// p2p between adjacent stages (one stream per rank serving both neighbours, as batched p2p on the
+// pipeline group does), DP all-reduce buckets at the end of the step, later on earlier stages.
+World megatron(int tp, int pp, int dp, int gpus_per_host, int64_t jitter_ns, int iterations = 6) {
+  topology::ParallelLayout l{tp, pp, dp};
+  World w(l.world(), gpus_per_host);
+  enum { TP = 1, PP = 2, DP = 3 };
+  for (int it = 0; it < iterations; ++it) {
+    const int64_t t0 = int64_t(it) * 80'000'000 + int64_t(it % 3) * 400'000;
+    for (int s = 0; s < pp; ++s)
+      for (int d = 0; d < dp; ++d) {
+        // each TP group runs its own (jittered) pace: offsets per group and iteration
+        const int64_t pace = int64_t(d * 37 + s * 11 + it * 5) % 13 * 50'000;
+        std::vector<int> tpg;
+        for (int t = 0; t < tp; ++t) tpg.push_back(l.rank_of(t, d, s));
+        if (tp > 1)
+          for (int k = 0; k < 12; ++k) w.op(tpg, TP, CollectiveType::AllReduce, t0 + pace + k * 1'500'000, jitter_ns);
+        // pipelines of different DP replicas drift apart within a step by their own jitter
+        const int64_t drift = int64_t(d * 53 + it * 17) % 19 * jitter_ns * 5;
+        if (s + 1 < pp)
+          for (int t = 0; t < tp; ++t)
+            for (int m = 0; m < 4; ++m) {
+              w.op({l.rank_of(t, d, s), l.rank_of(t, d, s + 1)}, PP, CollectiveType::SendRecv,
+                   t0 + drift + 20'000'000 + s * 3'000'000 + m * 9'000'000, jitter_ns);
+              w.op({l.rank_of(t, d, s), l.rank_of(t, d, s + 1)}, PP, CollectiveType::SendRecv,
+                   t0 + drift + 22'000'000 + s * 3'000'000 + m * 9'000'000 + 4'000'000, jitter_ns);
+            }
+      }
+    for (int s = 0; s < pp; ++s)
+      for (int t = 0; t < tp; ++t) {
+        std::vector<int> dpg;
+        for (int d = 0; d < dp; ++d) dpg.push_back(l.rank_of(t, d, s));
+        if (dp > 1)
+          for (int b = 0; b < 4; ++b)
+            w.op(dpg, DP, CollectiveType::AllReduce, t0 + 70'000'000 - s * 2'000'000 + b * 300'000, jitter_ns);
+      }
+  }
+  return w;
+}
+
+}  // namespace
+
+TEST(Communicators, DistinctGroupsInStepAreNotMerged) {
+  // TP2 x PP2 x DP4: the four DP groups (per TP index and stage) stay four, TP groups eight.
+  auto w = megatron(2, 2, 4, 4, 30'000);
+  const auto inf = infer_communicators(w.streams, std::nullopt);
+  const topology::ParallelLayout l{2, 2, 4};
+  std::set<std::vector<int>> want;
+  for (const auto& g : topology::communicator_groups(l))
+    if (g.kind != topology::GroupKind::PP) want.insert(g.ranks);
+  EXPECT_EQ(groups_of(inf, false), want);
+}
+
+TEST(Communicators, P2pLinksPairOneSenderWithOneReceiver) {
+  // TP partners 0 and 1 send to 8 and 9 at nearly the same instant: links {0,8} and {1,9}.
+  auto w = megatron(2, 2, 4, 4, 30'000);
+  const auto inf = infer_communicators(w.streams, std::nullopt);
+  const auto links = groups_of(inf, true);
+  EXPECT_TRUE(links.count({0, 8}));
+  EXPECT_TRUE(links.count({1, 9}));
+  EXPECT_FALSE(links.count({0, 9}));
+  EXPECT_EQ(links.size(), 8u);
+  for (const auto& c : inf.comms) EXPECT_LE(c.members.size(), 4u) << c.name;
+}
+
+TEST(Communicators, LayoutInferredOnSeveralShapes) {
+  for (auto [tp, pp, dp, gph] : std::vector<std::tuple<int, int, int, int>>{{2, 2, 4, 4}, {4, 2, 8, 8}, {1, 1, 8, 4}, {1, 2, 4, 4}}) {
+    auto w = megatron(tp, pp, dp, gph, 30'000);
+    const auto inf = infer_communicators(w.streams, std::nullopt);
+    ASSERT_TRUE(inf.layout.layout) << tp << "x" << pp << "x" << dp;
+    EXPECT_EQ(*inf.layout.layout, (topology::ParallelLayout{tp, pp, dp})) << tp << "x" << pp << "x" << dp;
+    EXPECT_DOUBLE_EQ(inf.layout.consistency, 1.0) << tp << "x" << pp << "x" << dp;
+  }
+}
+
+TEST(Communicators, GivenLayoutDisagreementIsReported) {
+  auto w = megatron(2, 2, 4, 4, 30'000);
+  const auto inf = infer_communicators(w.streams, topology::ParallelLayout{4, 2, 2});
+  EXPECT_EQ(inf.layout.source, "given");
+  EXPECT_LT(inf.layout.consistency, 1.0);
+  ASSERT_FALSE(inf.layout.notes.empty());
+  EXPECT_NE(inf.layout.notes.back().find("not groups of layout 4x2x2"), std::string::npos);
+}
+
+TEST(Communicators, OtherRankOrderIsInferred) {
+  // tp-pp-dp: the pipeline neighbours are adjacent TP blocks.
+  topology::ParallelLayout l{2, 2, 2, topology::RankOrder::TpPpDp};
+  std::vector<topology::ObservedGroup> obs;
+  for (const auto& g : topology::communicator_groups(l)) {
+    if (g.kind == topology::GroupKind::PP) {
+      obs.push_back({g.ranks, true, 40});
+      continue;
+    }
+    obs.push_back({g.ranks, false, g.kind == topology::GroupKind::TP ? 400.0 : 40.0});
+  }
+  const auto guess = topology::infer_layout(obs, {0, 1, 2, 3, 4, 5, 6, 7});
+  ASSERT_TRUE(guess);
+  EXPECT_EQ(guess->layout, l);
+}
+
+TEST(Communicators, LinkOpsMatchedByEndsFollowingDrift) {
+  // a serves b and another peer; b's clock is 5 ms ahead and drifts 40 us over the run.
+  std::vector<int64_t> a, b;
+  for (int k = 0; k < 50; ++k) {
+    a.push_back(int64_t(k) * 1'000'000);
+    if (k % 2 == 0) b.push_back(int64_t(k) * 1'000'000 + 5'000'000 + k * 800);
+  }
+  const auto pairs = match_link_ops(a, b, -5'000'000, 10'000);
+  ASSERT_EQ(pairs.size(), 25u);
+  for (size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(pairs[i].first, 2 * pairs[i].second);
+}
+

@@ -1,0 +1,95 @@
+#include "topology/infer_layout.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <functional>
+#include <set>
+
+namespace topology {
+
+bool layout_explains(const ParallelLayout& l, const std::vector<int>& ranks, bool p2p, CommunicatorGroup* group) {
+  if (ranks.empty() || ranks.back() >= l.world() || ranks.front() < 0) return false;
+  if (p2p) {
+    if (ranks.size() != 2) return false;
+    const int a = ranks[0], b = ranks[1];
+    const bool ok = l.tp_rank(a) == l.tp_rank(b) && l.dp_rank(a) == l.dp_rank(b) &&
+                    std::abs(l.pp_rank(a) - l.pp_rank(b)) == 1;
+    if (ok && group) *group = group_of(l, GroupKind::PP, a);
+    return ok;
+  }
+  for (auto kind : {GroupKind::TP, GroupKind::DP, GroupKind::PP}) {
+    auto g = group_of(l, kind, ranks.front());
+    if (g.ranks.size() >= 2 && g.ranks == ranks) {
+      if (group) *group = std::move(g);
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// Sizes of the connected components of the p2p link graph (pipelines), when all are equal.
+int pipeline_length(const std::vector<ObservedGroup>& groups, const std::vector<int>& ranks) {
+  std::map<int, int> parent;
+  for (int r : ranks) parent[r] = r;
+  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+  bool any = false;
+  for (const auto& g : groups)
+    if (g.p2p && g.ranks.size() == 2 && parent.count(g.ranks[0]) && parent.count(g.ranks[1]))
+      parent[find(g.ranks[0])] = find(g.ranks[1]), any = true;
+  if (!any) return 1;
+  std::map<int, int> size;
+  for (int r : ranks) size[find(r)]++;
+  int len = 0;
+  for (auto [root, n] : size) len = std::max(len, n);
+  return len;
+}
+
+}  // namespace
+
+std::optional<LayoutGuess> infer_layout(const std::vector<ObservedGroup>& groups, const std::vector<int>& ranks) {
+  if (ranks.empty() || groups.empty()) return std::nullopt;
+  const int world = ranks.back() + 1;
+  const int pp = pipeline_length(groups, ranks);
+  // Candidate TP sizes: the size of each collective group kind, most frequent first, and 1.
+  std::map<size_t, double> ops_by_size;
+  for (const auto& g : groups)
+    if (!g.p2p) ops_by_size[g.ranks.size()] = std::max(ops_by_size[g.ranks.size()], g.ops);
+  std::vector<int> tps = {1};
+  for (auto [size, ops] : ops_by_size) tps.push_back(int(size));
+  std::optional<LayoutGuess> best;
+  for (int tp : tps) {
+    if (world % (tp * pp) != 0) continue;
+    const int dp = world / (tp * pp);
+    for (auto order : {RankOrder::TpDpPp, RankOrder::TpPpDp}) {
+      ParallelLayout l{tp, pp, dp, order};
+      double explained = 0, total = 0, tp_ops = 0, other_ops = 0;
+      for (const auto& g : groups) {
+        total += 1;
+        CommunicatorGroup grp;
+        if (layout_explains(l, g.ranks, g.p2p, &grp)) {
+          explained += 1;
+          if (!g.p2p) (grp.kind == GroupKind::TP ? tp_ops : other_ops) = std::max(grp.kind == GroupKind::TP ? tp_ops : other_ops, g.ops);
+        }
+      }
+      // TP carries the most frequent collectives: a layout calling the rarer groups TP is worse.
+      const double score = explained / total - (tp > 1 && other_ops > tp_ops ? 0.5 : 0.0);
+      if (!best || score > best->consistency + 1e-9 ||
+          (std::abs(score - best->consistency) < 1e-9 && order == RankOrder::TpDpPp && best->layout.order != order &&
+           best->layout.tp == tp)) {
+        best = LayoutGuess{l, score, ""};
+      }
+    }
+  }
+  if (!best || best->consistency < 0.8) return std::nullopt;
+  size_t p2p = 0, coll = 0;
+  for (const auto& g : groups) (g.p2p ? p2p : coll)++;
+  best->how = fmt::format("{} collective groups and {} pipeline links", coll, p2p);
+  return best;
+}
+
+}  // namespace topology
