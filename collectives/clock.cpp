@@ -51,8 +51,12 @@ ClockSolution solve_clocks(int n, const std::vector<ClockEdge>& edges, int refer
   s.aligned.assign(size_t(n), 0);
   if (n == 0) return s;
   // All edges are re-expressed at one common reference time.
+  // Measured edges only: ties of ranks sharing one clock carry a huge weight and no time of their
+  // own; letting them in would move the reference time far from the capture, where any tiny
+  // drift turns into a huge offset.
   double tsum = 0, wsum = 0;
-  for (const auto& e : edges) tsum += e.t_ref_ns * double(e.ops), wsum += double(e.ops);
+  for (const auto& e : edges)
+    if (e.ops < kTieOps) tsum += e.t_ref_ns * double(e.ops), wsum += double(e.ops);
   s.t_ref_ns = wsum > 0 ? tsum / wsum : 0;
   struct Adj {
     int other;

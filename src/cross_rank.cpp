@@ -250,7 +250,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     auto [it, fresh] = first_of_domain.try_emplace(in.clock_domain, in.rank);
     if (!fresh) {
       c::ClockEdge tie;
-      tie.a = in.rank, tie.b = it->second, tie.ops = int64_t(1) << 40, tie.spread_ns = 0;
+      tie.a = in.rank, tie.b = it->second, tie.ops = c::kTieOps, tie.spread_ns = 0, tie.t_ref_ns = double(in.capture_end);
       edges.push_back(tie);
     }
   }
@@ -271,7 +271,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   std::vector<c::ClockEdge> trusted;
   int64_t distrusted = 0;
   for (const auto& e : edges) {
-    const bool tie = e.ops >= (int64_t(1) << 40);
+    const bool tie = e.ops >= c::kTieOps;
     const bool ok = tie || (e.spread_ns <= kMaxEdgeSpreadNs &&
                             (std::abs(e.offset_ns) <= kNtpErrorNs || (e.spread_ns <= 20'000 && e.ops >= 64)));
     if (ok) trusted.push_back(e);
@@ -299,7 +299,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   if (distrusted) res.clock.distrusted_edges = distrusted;
   std::vector<double> spreads;
   for (const auto& e : edges)
-    if (e.ops < (int64_t(1) << 40)) spreads.push_back(e.spread_ns);  // measured edges, not same-file ties
+    if (e.ops < c::kTieOps) spreads.push_back(e.spread_ns);  // measured edges, not same-file ties
   std::sort(spreads.begin(), spreads.end());
   res.clock.residual_ns = spreads.empty() ? 0 : spreads[spreads.size() / 2];
   std::set<int32_t> present;

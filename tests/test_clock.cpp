@@ -60,3 +60,21 @@ TEST(Clock, DisconnectedRanksAreMarked) {
   EXPECT_FALSE(s.aligned[2]);
   EXPECT_NEAR(s.offset_ns[1], 5, 1e-9);
 }
+
+TEST(Clock, SameFileTiesDoNotMoveTheReferenceTime) {
+  // Ranks 0 and 1 share a file (one clock: a tie edge); rank 2 is 1.5 ms off with a tiny drift.
+  // The offsets must be reported near the capture, not extrapolated to the Unix epoch.
+  std::vector<int64_t> e0, e2;
+  for (int k = 0; k < 200; ++k) {
+    const double t = 1.78e18 + k * 5e6;
+    e0.push_back(int64_t(t));
+    e2.push_back(int64_t(t + 1.5e6 + 1e-7 * (t - 1.78e18)));
+  }
+  std::vector<ClockEdge> edges = {fit_pair(2, 0, e2, e0)};
+  ClockEdge tie;
+  tie.a = 1, tie.b = 0, tie.ops = kTieOps, tie.t_ref_ns = 0;  // a tie with no time of its own
+  edges.push_back(tie);
+  const auto s = solve_clocks(3, edges, 0);
+  EXPECT_NEAR(s.offset_ns[2], 1.5e6, 1e3);
+  EXPECT_NEAR(s.offset_ns[1], 0, 1);
+}

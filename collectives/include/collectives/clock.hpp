@@ -12,6 +12,9 @@
 
 namespace collectives {
 
+// Weight of an edge that ties two ranks known to share one clock (ranks read from one file).
+constexpr int64_t kTieOps = int64_t(1) << 40;
+
 // Observation: clock(a) - clock(b) = offset_ns + drift * (t - t_ref_ns), from `ops` matched ops.
 struct ClockEdge {
   int a = 0, b = 0;
