@@ -141,13 +141,30 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
             (d.iteration < 0 || m.ops.back().iteration < d.iteration))
           d.iteration = m.ops.back().iteration;
     ended.type = d.type, ended.blocked_ranks = d.blocked_ranks, ended.iteration = d.iteration;
+    // Nobody completed the op (a collective completes on no member unless all joined it). The
+    // longest a blocked member is known to have waited in it, up to the end of its own capture.
+    bool completed = false;
+    int64_t blocked_until = INT64_MIN;
+    for (const auto& m : members) {
+      completed |= m.ops.size() > n;
+      if (!m.pending_next) continue;
+      const int64_t cap = clocks.correct(m.rank, m.capture_end);
+      // Unknown launch time: pending_ops only reports launches older than the margin anyway.
+      const int64_t since = m.pending_launch != 0 ? clocks.correct(m.rank, m.pending_launch) : INT64_MIN;
+      if (since == INT64_MIN || cap - since > out.hang_margin_ns) blocked_until = std::max(blocked_until, cap);
+    }
     for (const auto& m : members) {
       if (m.ops.size() > n || m.pending_next) continue;
       const int64_t cap_end = clocks.correct(m.rank, m.capture_end);
       // Unknown arrival (only blocked members, launch times unknown): their launches are at least
       // kMinHangMarginNs old at their own capture end; the missing member's capture must reach it.
       const bool went_on = reached_at == INT64_MIN || cap_end - out.hang_margin_ns > reached_at;
-      (went_on ? d : ended).missing_ranks.push_back(m.rank);
+      // Its capture ended first, but the others stayed blocked in the op, and were still recorded
+      // well after it ended: it died (a crash), they waited for it.
+      const bool crashed = !went_on && !completed && blocked_until != INT64_MIN &&
+                           blocked_until - out.hang_margin_ns > cap_end;
+      if (crashed) d.crashed_ranks.push_back(m.rank);
+      (went_on || crashed ? d : ended).missing_ranks.push_back(m.rank);
     }
     if (!d.missing_ranks.empty()) out.desync.push_back(std::move(d));
     if (!ended.missing_ranks.empty()) out.capture_ended.push_back(std::move(ended));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -121,8 +122,9 @@ class Reader {
   std::vector<Proc> procs_;
   std::string schema_, product_, host_;
   int64_t utc_epoch_ = 0;
-  int64_t window_start_ = 0, window_stop_ = -1;
-  bool windowed_ = false;
+  int64_t window_start_ = 0, window_stop_ = -1, window_length_ = -1;
+  bool has_window_start_ = false, windowed_ = false;
+  std::optional<int64_t> system_clock_;  // TARGET_INFO_SESSION_START_TIME.systemClockNs (2026.1+)
   size_t last_proc_ = 0;
   // NCCL-domain ranges per (pid, tid), for linking NCCL launches to their API call.
   struct NcclRange {
@@ -171,14 +173,25 @@ class Reader {
       Statement s(db_.handle(), "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", db_.path());
       if (s.step() && !s.null(0)) utc_epoch_ = s.i64(0);
     }
-    // Capture window, when it is on the events' timebase (2026.x files put startTime on another
-    // clock: docs/nsys-export-notes.md section 5); checked against the events in finish().
+    // Capture window (docs/nsys-export-notes.md 2.7 and 5). Its end tells a rank that was still
+    // recorded while stuck from one whose capture (process) ended; see capture_window_end().
     if (db_.has_table("ANALYSIS_DETAILS")) {
       auto cols = db_.columns("ANALYSIS_DETAILS");
-      if (cols.count("startTime") && cols.count("stopTime")) {
-        Statement s(db_.handle(), "SELECT startTime, stopTime FROM ANALYSIS_DETAILS LIMIT 1", db_.path());
-        if (s.step() && !s.null(0) && !s.null(1)) window_start_ = s.i64(0), window_stop_ = s.i64(1);
+      std::string sql = "SELECT " + col_or(cols, "startTime", "NULL") + ", " + col_or(cols, "stopTime", "NULL") +
+                        ", " + col_or(cols, "duration", "NULL") + " FROM ANALYSIS_DETAILS LIMIT 1";
+      Statement s(db_.handle(), sql, db_.path());
+      if (s.step()) {
+        if (!s.null(0)) window_start_ = s.i64(0);
+        if (!s.null(1)) window_stop_ = s.i64(1);
+        if (!s.null(2)) window_length_ = s.i64(2);
+        else if (!s.null(0) && !s.null(1)) window_length_ = window_stop_ - window_start_;
+        has_window_start_ = !s.null(0);
       }
+    }
+    if (db_.has_table("TARGET_INFO_SESSION_START_TIME") &&
+        db_.columns("TARGET_INFO_SESSION_START_TIME").count("systemClockNs")) {
+      Statement s(db_.handle(), "SELECT systemClockNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", db_.path());
+      if (s.step() && !s.null(0)) system_clock_ = s.i64(0);
     }
     // Only the Hostname row: other rows (DeviceEnvironment) hold the user's environment and secrets.
     if (db_.has_table("TARGET_INFO_SYSTEM_ENV")) {
@@ -444,6 +457,23 @@ class Reader {
     read_copy_table("CUPTI_ACTIVITY_KIND_MEMSET", true);
   }
 
+  // End of the capture on the events' timebase, or INT64_MIN when unknown. Before 2026.x startTime
+  // and stopTime are on it (report-relative, startTime ~0.2 s). 2026.x writes startTime =
+  // systemClockNs (the raw system clock, e.g. days of uptime) while the events stay
+  // capture-relative (nsysai_mock_1gpu: startTime 5.2e14, events 1.3-1.5e9, duration 1.87e9):
+  // there only `duration` holds; taking t = 0 as the capture start gives its earliest possible
+  // end. A window that ends before the last event is on no timebase we know (e.g. --ts-normalize
+  // exports): unused.
+  int64_t capture_window_end(int64_t last_event) const {
+    int64_t end = INT64_MIN;
+    const bool system_clock_start = has_window_start_ && system_clock_ && *system_clock_ == window_start_;
+    if (has_window_start_ && window_stop_ >= window_start_ && !system_clock_start && window_start_ <= last_event)
+      end = window_stop_;
+    else if (window_length_ > 0)
+      end = window_length_;
+    return end >= last_event ? end : INT64_MIN;
+  }
+
   std::vector<RankTimeline> finish() {
     std::vector<RankTimeline> out;
     for (auto& p : procs_) {
@@ -465,9 +495,7 @@ class Reader {
                               " end before they start; counted as 0 ns long");
       sort_timeline(tl);
       // A rank that stopped working (hang) was still being recorded until the session ended.
-      if (!windowed_ && window_stop_ > window_start_ && window_start_ <= tl.capture_start &&
-          tl.capture_end <= window_stop_)
-        tl.capture_end = window_stop_;
+      if (!windowed_) tl.capture_end = std::max(tl.capture_end, capture_window_end(tl.capture_end));
       out.push_back(std::move(tl));
     }
     std::sort(out.begin(), out.end(),

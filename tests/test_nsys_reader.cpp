@@ -287,3 +287,51 @@ TEST(BadInput, EachProblemIsOneLineNamingTheFile) {
   }
   expect_error(t.file("nometa.sqlite"), "not an Nsight Systems SQLite export");
 }
+
+// The capture window (docs/nsys-export-notes.md 2.7, 5): a rank recorded after its last event
+// (stuck in a collective) has its capture end at the window's end. Before 2026.x startTime and
+// stopTime are on the events' timebase; 2026.x writes startTime = systemClockNs (another clock),
+// so only `duration` holds: the capture ends no earlier than t = duration.
+namespace {
+int64_t capture_end_with(const TempDir& t, const std::string& name, int64_t start, int64_t stop, int64_t duration,
+                         const char* system_clock) {
+  const auto path = t.file(name);
+  {
+    NsysFixture f(path);
+    f.kernel(10, 0, 7, 200'000'000, 300'000'000, "gemm", 1);
+    f.exec("CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER NOT NULL, duration INTEGER NOT NULL,"
+           " startTime INTEGER NOT NULL, stopTime INTEGER NOT NULL)");
+    f.exec("INSERT INTO ANALYSIS_DETAILS VALUES (0," + std::to_string(duration) + "," + std::to_string(start) + "," +
+           std::to_string(stop) + ")");
+    if (system_clock) {
+      f.exec("ALTER TABLE TARGET_INFO_SESSION_START_TIME ADD COLUMN systemClockNs INTEGER");
+      f.exec(std::string("UPDATE TARGET_INFO_SESSION_START_TIME SET systemClockNs = ") + system_clock);
+    }
+  }
+  return read_nsys(path).at(0).capture_end;
+}
+}  // namespace
+
+TEST(Fixture, CaptureEndComesFromTheWindowOnTheEventsTimebase) {
+  TempDir t;
+  // 2022.4-2024.x: report-relative window, startTime ~0.17 s.
+  EXPECT_EQ(capture_end_with(t, "a.sqlite", 170'000'000, 5'000'000'000, 4'830'000'000, nullptr), 5'000'000'000);
+  // 2026.x: startTime = systemClockNs (days of uptime), events capture-relative: duration.
+  const int64_t sys = 515'396'806'359'142;
+  EXPECT_EQ(capture_end_with(t, "b.sqlite", sys, sys + 5'000'000'000, 5'000'000'000, "515396806359142"),
+            5'000'000'000);
+  // A startTime far past every event without systemClockNs is on another clock too.
+  EXPECT_EQ(capture_end_with(t, "c.sqlite", sys, sys + 5'000'000'000, 5'000'000'000, nullptr), 5'000'000'000);
+  // A window that ends before the last event is on no timebase we know: the events' end stays.
+  EXPECT_EQ(capture_end_with(t, "d.sqlite", sys, sys + 150'000'000, 150'000'000, "515396806359142"), 300'000'000);
+  EXPECT_EQ(capture_end_with(t, "e.sqlite", 0, 150'000'000, 150'000'000, nullptr), 300'000'000);
+}
+
+// sqlite3 nsysai_mock_1gpu.sqlite "select duration, startTime from ANALYSIS_DETAILS;
+//   select systemClockNs from TARGET_INFO_SESSION_START_TIME" -> 1871570402|515396806359142, 515396806359142
+TEST(RealProfiles, SystemClockStartTimeUsesTheDuration) {
+  REQUIRE_REAL("nsysai_mock_1gpu.sqlite");
+  auto tls = read_nsys(real("nsysai_mock_1gpu.sqlite"));
+  ASSERT_EQ(tls.size(), 1u);
+  EXPECT_EQ(tls[0].capture_end, 1871570402);
+}

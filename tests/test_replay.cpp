@@ -139,7 +139,7 @@ TEST(Replay, CaptureThatEndsEarlyIsNotADesync) {
   // raw capture end 1.7 s past the others' arrival is only 0.2 s past.
   auto k = identity(3);
   k.offset_ns[2] = 1'500'000'000;
-  auto c2 = member(2, steps(7, 4, step), 700'000'000 + 1'700'000'000);
+  auto c2 = member(2, steps(7, 4, step), int64_t(700'000'000) + 1'700'000'000);
   for (auto& op : c2.ops) op.start += 1'500'000'000, op.end += 1'500'000'000;
   auto o = replay_communicator({a, b, c2}, k, acc);
   EXPECT_TRUE(o.desync.empty());
@@ -230,4 +230,66 @@ TEST(Replay, PendingLaunchIsPlacedByIssueOrder) {
   // Too young at the capture end (cut mid-collective): not pending.
   tl.capture_end = 3010 + 1000;
   EXPECT_TRUE(pending_ops(tl, ops, its).empty());
+}
+
+// A crash: rank 1's capture ended (its process died) before the op, while rank 0 stayed blocked
+// in it for 60 s, recorded all along. Rank 1 is missing and crashed, not merely cut off.
+TEST(Replay, MemberWhoseCaptureEndedWhileOthersStayedBlockedCrashed) {
+  auto blocked = member(0, {{0, 10}, {100, 110}}, 60'000'000'300);
+  blocked.pending_next = true, blocked.pending_launch = 300;
+  auto crashed = member(1, {{0, 10}, {100, 110}}, 250);
+  RankAccumulator acc(3);
+  auto r = replay_communicator({blocked, crashed}, identity(3), acc);
+  ASSERT_EQ(r.desync.size(), 1u);
+  EXPECT_EQ(r.desync[0].seq, 2u);
+  EXPECT_EQ(r.desync[0].missing_ranks, std::vector<int32_t>{1});
+  EXPECT_EQ(r.desync[0].crashed_ranks, std::vector<int32_t>{1});
+  EXPECT_EQ(r.desync[0].blocked_ranks, std::vector<int32_t>{0});
+  EXPECT_TRUE(r.capture_ended.empty());
+  // Blocked only half a second past its launch when its own capture ended: no proof.
+  blocked.capture_end = 300 + 500'000'000;
+  auto s = replay_communicator({blocked, crashed}, identity(3), acc);
+  EXPECT_TRUE(s.desync.empty());
+  ASSERT_EQ(s.capture_ended.size(), 1u);
+  EXPECT_EQ(s.capture_ended[0].missing_ranks, std::vector<int32_t>{1});
+  // A member completed the op: every member joined it, so rank 1's capture merely ended.
+  blocked.capture_end = 60'000'000'300;
+  auto done = member(2, {{0, 10}, {100, 110}, {300, 400}}, 60'000'000'300);
+  auto c = replay_communicator({blocked, crashed, done}, identity(3), acc);
+  EXPECT_TRUE(c.desync.empty());
+  EXPECT_EQ(c.capture_ended.size(), 1u);
+}
+
+// Without iterations (no step markers, too few repetitions to infer them) a pending launch goes
+// to the stream whose earlier issue context matches the latest one: recv(17), send(19), recv(17),
+// send(19), allreduce(21) per iteration; stream ids are whatever the process numbered them.
+TEST(Replay, PendingLaunchIsPlacedWithoutIterations) {
+  ranks::RankTimeline tl;
+  std::vector<CollectiveOp> ops;
+  std::map<int32_t, uint32_t> seq;
+  auto op = [&](int32_t stream, int64_t launch, CollectiveType type) {
+    CollectiveOp o;
+    o.stream = stream, o.seq = seq[stream]++, o.launch = launch, o.start = launch + 10, o.end = launch + 50;
+    o.type = type;
+    ops.push_back(o);
+  };
+  const auto p2p = CollectiveType::SendRecv, ar = CollectiveType::AllReduce;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t t = i * 1000;
+    op(17, t + 1, p2p), op(19, t + 2, p2p), op(17, t + 3, p2p), op(19, t + 4, p2p), op(21, t + 5, ar);
+  }
+  op(17, 2001, p2p);
+  tl.capture_end = 2010 + 2'000'000'000;
+  tl.pending_nccl.push_back({2002, tl.names.intern("ncclSend")});
+  auto p = pending_ops(tl, ops, {});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].stream, 19);
+  EXPECT_EQ(p[0].seq, 4u);  // two sends per iteration before it
+  // An all-reduce call after the iteration's four p2p ops: the all-reduce stream.
+  op(19, 2002, p2p), op(17, 2003, p2p), op(19, 2004, p2p);
+  tl.pending_nccl = {{2005, tl.names.intern("ncclAllReduce")}};
+  p = pending_ops(tl, ops, {});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].stream, 21);
+  EXPECT_EQ(p[0].seq, 2u);
 }

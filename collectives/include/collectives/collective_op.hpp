@@ -30,8 +30,11 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
 // launch thread issues a rank's collectives in the same order every iteration, so with its ops in
 // launch (issue) order and P ops per iteration, the op at issue position N (the first never
 // completed) is on the stream of the op at position N - P, one iteration earlier. P is counted over
-// the last full iteration (between the starts of the last two). Issue order is by launch call, not
-// kernel start: p2p kernels of two links often start at the same instant. Launches less than
+// the last full iteration (between the starts of the last two). Without iterations (no step
+// markers, too few repetitions to infer them) the position whose preceding issue sequence best
+// matches the one before N stands in for N - P. A candidate must fit the launch's NCCL API (an
+// all-reduce call is not placed on a send/recv stream). Issue order is by launch call, not kernel
+// start: p2p kernels of two links often start at the same instant. Launches less than
 // `min_age_ns` before the capture ended are ignored (a capture cut mid-collective is not a hang).
 // Returns (stream, seq, launch) triples.
 struct PendingOp {

@@ -56,13 +56,21 @@ struct OpRow {
 // member would have arrived by then), at least kMinHangMarginNs. A real hang leaves the stuck
 // member's capture running until the job is killed (the NCCL watchdog: minutes), long past that;
 // a capture that stopped (nsys --duration, a crash of the profiler, a trimmed export) ends near its
-// own last activity. Otherwise the member's capture ended: that goes to CommReplay::capture_ended,
-// not to desync.
+// own last activity.
+//
+// Crash: a member whose capture ended before the op (not "went on") is still missing, and a
+// root cause, when nobody completed the op and a member blocked in it stayed blocked longer than
+// the margin and was recorded past the missing member's capture end by more than the margin. A
+// crashed rank's report ends where it died, while its peers wait in their next collective until
+// the watchdog or the job kill (tens of seconds). Captures that merely end at different moments
+// leave nobody blocked that long. Otherwise the member's capture ended: that goes to
+// CommReplay::capture_ended, not to desync.
 struct Desync {
   uint32_t seq = 0;                  // first op some members never reached (this stream's count)
   CollectiveType type = CollectiveType::Unknown;
   std::vector<int32_t> missing_ranks;  // members whose capture went on without them reaching it
   std::vector<int32_t> blocked_ranks;  // members that launched it and never finished
+  std::vector<int32_t> crashed_ranks;  // of missing_ranks: capture ended first, the others blocked on
   int32_t iteration = -1;  // iteration index of the op on the members that reached it (earliest)
 };
 
