@@ -77,8 +77,9 @@ std::string cause_of(const RankEvidence& r, const std::vector<const RankEvidence
   for (const auto* p : peers)
     pk.push_back(mean_from(p->kernels, from, to)), pc.push_back(mean_from(p->compute_ms, from, to)),
         pi.push_back(mean_from(p->idle_ms, from, to));
-  const double kr = mean_from(r.kernels, from, to) / std::max(median(pk), 1e-9);
-  const double cr = mean_from(r.compute_ms, from, to) / std::max(median(pc), 1e-9);
+  // No peer data in the window (e.g. their iterations ended): no evidence of more work.
+  const double kr = median(pk) > 0 ? mean_from(r.kernels, from, to) / median(pk) : 1.0;
+  const double cr = median(pc) > 0 ? mean_from(r.compute_ms, from, to) / median(pc) : 1.0;
   const double extra_idle_ms = mean_from(r.idle_ms, from, to) - median(pi);
   if (speed >= 1.08) {
     evidence = fmt::format("the same compute kernels run {:.2f}x longer than on peers of its role", speed);
@@ -331,11 +332,37 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       consider(i, windows[w], z[i]);
     }
   }
+  // Around a rank's own change point, also its change against its own baseline: how much its
+  // excess per iteration moved from before to after, against the same move of its role's peers.
+  // Constant per-rank offsets (a rank that always runs 2 ms long) cancel out here, while summed
+  // over a window they would widen the peers' spread and hide a real onset.
+  std::map<size_t, std::vector<double>> shifted;  // change index -> z per rank
+  auto judge_shift = [&](size_t at) -> const std::vector<double>& {
+    auto [hit, fresh] = shifted.try_emplace(at);
+    if (!fresh) return hit->second;
+    std::vector<double>& z = hit->second;
+    z.assign(ranks.size(), 0.0);
+    std::vector<double> delta(ranks.size(), 0.0);
+    for (size_t i = 0; i < ranks.size(); ++i)
+      delta[i] = (total_of(i, {at, common}) / double(common - at)) - (total_of(i, {1, at}) / double(at - 1));
+    const double floor = 0.005 * run_ms({1, common}) / double(common - 1);
+    for (const auto& [role, idx] : roles) {
+      if (idx.size() < 3) continue;  // a pair cannot tell which of the two moved
+      std::vector<double> d;
+      for (size_t k : idx) d.push_back(delta[k]);
+      const double med = median(d), spread = std::max(mad(d, med), floor);
+      for (size_t k : idx) z[k] = (delta[k] - med) / spread;
+    }
+    return z;
+  };
   if (common > 1)
     for (size_t i = 0; i < ranks.size(); ++i) {
       std::vector<double> steady(excess[i].begin() + 1, excess[i].end());
-      for (const auto& cp : ranks::change_points(steady))
-        for (Window w : {Window{cp.index + 1, common}, Window{1, cp.index + 1}}) consider(i, w, judge(w)[i]);
+      for (const auto& cp : ranks::change_points(steady)) {
+        const size_t at = cp.index + 1;
+        for (Window w : {Window{at, common}, Window{1, at}}) consider(i, w, judge(w)[i]);
+        if (at >= 3 && common - at >= 2) consider(i, Window{at, common}, judge_shift(at)[i]);
+      }
     }
 
   for (const auto& [role, idx] : roles) {
