@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ranks/histogram.hpp"
+#include "p2p_links.hpp"
 #include "topology/infer_layout.hpp"
 
 namespace collectives {
@@ -272,18 +273,11 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
         "{} communicators were split by the layout rule (groups of different kinds share at most one rank): "
         "their members ran in lock step, so the data alone could not tell them apart",
         by_rule));
-  // p2p: each send has exactly one receiver, so a p2p stream pairs with one peer stream: the
-  // most lock-stepped one. (A stream serving both pipeline neighbours, as batched p2p on one
-  // pipeline communicator does, is not split into its two links yet.)
-  std::map<uint64_t, Family> p2p_families;
-  for (const auto* s : p2p) p2p_families[s->type_prefix_hash].s.push_back(s);
-  for (auto& [hash, fam] : p2p_families) {
-    score_family(fam, opt);
-    for (const auto& idx : cluster(fam, opt, 2)) {
-      Communicator l;
-      l.p2p = true, l.type = fam.s[idx[0]]->first_type, l.family = mix(mix(hash, 0x9e3779b97f4a7c15ull), 2);
-      for (size_t m : idx) l.members.push_back({fam.s[m]->rank, fam.s[m]->stream, fam.s[m]->ops});
-      std::sort(l.members.begin(), l.members.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  // p2p: pairs of streams whose ops coincide (each send has one receiver), op by op.
+  {
+    const std::vector<Communicator> collectives = comms;
+    for (auto& l : p2p_links(p2p, collectives, opt)) {
+      l.family = mix(0x9e3779b97f4a7c15ull, 2);
       comms.push_back(std::move(l));
     }
   }

@@ -125,6 +125,25 @@ void get_member(ByteReader& r, const std::vector<CommSummary>& comms, std::map<u
   }
 }
 
+// A p2p link whose member streams also serve another link keeps the ops whose ends coincide
+// (each send has one receiver). A member keeps its pending launch only when all its ops are here.
+void keep_linked_ops(std::vector<c::MemberOps>& m, int64_t offset_ns, int64_t tolerance_ns) {
+  if (m.size() != 2) return;
+  std::vector<int64_t> ea, eb;
+  for (const auto& op : m[0].ops) ea.push_back(op.end);
+  for (const auto& op : m[1].ops) eb.push_back(op.end);
+  const auto pairs = c::match_link_ops(ea, eb, offset_ns, tolerance_ns);
+  for (int side = 0; side < 2; ++side) {
+    auto& mem = m[size_t(side)];
+    if (pairs.size() == mem.ops.size()) continue;
+    std::vector<c::CollectiveOp> kept;
+    for (const auto& p : pairs) kept.push_back(mem.ops[side == 0 ? p.first : p.second]);
+    for (uint32_t k = 0; k < kept.size(); ++k) kept[k].seq = k;
+    mem.ops = std::move(kept);
+    mem.pending_next = false, mem.pending_launch = 0;
+  }
+}
+
 // --- clock edges -------------------------------------------------------------------------
 std::string pack_edges(const std::vector<c::ClockEdge>& v) {
   ByteWriter w;
@@ -209,7 +228,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   for (size_t ci = 0; ci < comms.size(); ++ci) {
     CommSummary s;
     s.name = comms[ci].name, s.type = comms[ci].type, s.owner = int32_t(ci % size_t(nproc));
-    s.p2p = comms[ci].p2p, s.by_layout_rule = comms[ci].by_layout_rule;
+    s.p2p = comms[ci].p2p, s.by_layout_rule = comms[ci].by_layout_rule, s.shared = comms[ci].shared;
+    s.link_offset_ns = comms[ci].link_offset_ns, s.link_tolerance_ns = comms[ci].link_tolerance_ns;
     for (size_t m = 0; m < comms[ci].members.size(); ++m) {
       s.ranks.push_back(comms[ci].members[m].rank);
       s.member_ops.push_back(comms[ci].members[m].ops);
@@ -239,6 +259,9 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     ByteReader r(blob);
     while (!r.done()) get_member(r, res.comms, owned);
   }
+  for (auto& [ci, oi] : owned)
+    if (res.comms[ci].p2p && res.comms[ci].shared)
+      keep_linked_ops(oi.members, res.comms[ci].link_offset_ns, res.comms[ci].link_tolerance_ns);
 
   // 3. Clock edges from the owners, solved identically everywhere.
   std::vector<c::ClockEdge> edges;
@@ -389,10 +412,12 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     const std::string group = d.communicator.substr(0, colon + 1);
     const int32_t r = d.missing_ranks.front();
     d.group_seq = 0;
-    for (const auto& c : res.comms) {
+    std::set<int32_t> counted;  // a stream serving both links of the group counts once
+    for (size_t ci = 0; ci < res.comms.size(); ++ci) {
+      const auto& c = res.comms[ci];
       if (c.name.rfind(group, 0) != 0) continue;
       for (size_t m = 0; m < c.ranks.size(); ++m)
-        if (c.ranks[m] == r) d.group_seq += c.member_ops[m];
+        if (c.ranks[m] == r && counted.insert(comms[ci].members[m].stream).second) d.group_seq += c.member_ops[m];
       for (const auto& e : res.desync)
         if (e.communicator == c.name && std::count(e.blocked_ranks.begin(), e.blocked_ranks.end(), r)) d.group_seq += 1;
     }

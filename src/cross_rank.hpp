@@ -50,6 +50,8 @@ struct CommSummary {
   std::string mismatch;
   int32_t owner = 0;  // process that replayed it
   bool p2p = false;   // a pipeline/p2p link
+  bool shared = false;  // p2p: a member's stream serves another link too; ops matched by end time
+  int64_t link_offset_ns = 0, link_tolerance_ns = 0;
   bool by_layout_rule = false;  // parted from a lock-stepped group by the layout rule
 };
 

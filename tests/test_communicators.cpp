@@ -97,7 +97,7 @@ World megatron(int tp, int pp, int dp, int gpus_per_host, int64_t jitter_ns, int
               w.op({l.rank_of(t, d, s), l.rank_of(t, d, s + 1)}, PP, CollectiveType::SendRecv,
                    t0 + drift + 20'000'000 + s * 3'000'000 + m * 9'000'000, jitter_ns);
               w.op({l.rank_of(t, d, s), l.rank_of(t, d, s + 1)}, PP, CollectiveType::SendRecv,
-                   t0 + drift + 22'000'000 + s * 3'000'000 + m * 9'000'000 + 4'000'000, jitter_ns);
+                   t0 + drift + 24'500'000 + s * 3'000'000 + m * 9'000'000, jitter_ns);
             }
       }
     for (int s = 0; s < pp; ++s)
@@ -135,6 +135,22 @@ TEST(Communicators, P2pLinksPairOneSenderWithOneReceiver) {
   EXPECT_FALSE(links.count({0, 9}));
   EXPECT_EQ(links.size(), 8u);
   for (const auto& c : inf.comms) EXPECT_LE(c.members.size(), 4u) << c.name;
+}
+
+TEST(Communicators, MiddleStageStreamServesBothNeighbours) {
+  // TP2 x PP4 x DP4 on hosts of 8 (one stage per host): only p2p crosses hosts, and each rank runs
+  // its p2p on one stream for both neighbours (batched p2p on the pipeline communicator).
+  auto w = megatron(2, 4, 4, 8, 60'000);
+  const auto inf = infer_communicators(w.streams, std::nullopt);
+  const auto links = groups_of(inf, true);
+  EXPECT_EQ(links.size(), 24u);  // 8 pipelines x 3 links
+  EXPECT_TRUE(links.count({0, 8}) && links.count({8, 16}) && links.count({16, 24}));
+  ASSERT_TRUE(inf.layout.layout);
+  EXPECT_EQ(inf.layout.source, "inferred");
+  EXPECT_EQ(*inf.layout.layout, (topology::ParallelLayout{2, 4, 4}));
+  size_t shared = 0;
+  for (const auto& c : inf.comms) shared += c.p2p && c.shared;
+  EXPECT_EQ(shared, 24u);  // every link touches a middle stage
 }
 
 TEST(Communicators, LayoutInferredOnSeveralShapes) {

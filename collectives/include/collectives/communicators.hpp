@@ -10,10 +10,10 @@
 //     microsecond noise, op after op. Streams of distinct communicators that merely run in step
 //     wander by the jitter of their other members;
 //  3. ranks on one host share one clock, so there the difference itself is near zero;
-//  4. each point-to-point send has exactly one receiver: a p2p (SendRecv) stream pairs with one
-//     peer stream, never with its TP partner's peer that merely sends at the same moment.
-//     Not handled yet: one stream serving both pipeline neighbours (batched p2p on one pipeline
-//     communicator); match_link_ops is the building block for pairing such ops by end time.
+//  4. each point-to-point send has exactly one receiver and both ends finish together: a p2p
+//     (SendRecv) link is a pair of streams whose ops coincide at one offset; one stream may serve
+//     both pipeline neighbours (batched p2p on one pipeline communicator), its ops then split
+//     between the two links by their end times (p2p_links.hpp).
 // Where the data cannot decide (distinct groups in perfect lock step), the answer consistent with
 // a parallel layout is taken (groups of different kinds share at most one rank) and a note says so.
 #pragma once
@@ -50,7 +50,11 @@ struct Communicator {
   CollectiveType type = CollectiveType::Unknown;  // type of its first op
   uint64_t family = 0;  // same collective sequence, rate and member count: comparable communicators
   uint64_t shape = 0;   // same leading type sequence and member count (rate aside)
-  bool p2p = false;  // a point-to-point link: two members
+  // A point-to-point link: two members. When a member's stream also serves another link
+  // (`shared`), the link's ops are those whose ends coincide: end(members[0]) - end(members[1])
+  // ~ link_offset_ns (wall clocks) within link_tolerance_ns; otherwise they pair by position.
+  bool p2p = false, shared = false;
+  int64_t link_offset_ns = 0, link_tolerance_ns = 40'000;
   bool by_layout_rule = false;  // split by the layout rule, the data could not tell
 };
 
@@ -60,6 +64,7 @@ struct CommunicatorOptions {
   int64_t coherence_ns = 100'000;
   int64_t floor_ns = 20'000;        // scores below this are noise: never used to reject a pair
   int64_t same_host_ns = 1'000'000;  // one host, one clock: members' ends differ by less
+  int64_t max_clock_error_ns = 50'000'000;  // NTP error bound when pairing p2p ops across hosts
 };
 
 // The inferred or given layout and how it was found.

@@ -1,0 +1,129 @@
+#include "p2p_links.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace collectives {
+namespace {
+
+int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+
+constexpr int64_t kWindowNs = 24'000;  // the ends of one p2p op, noise (real pairs ~10 us) included
+
+struct Cand {
+  size_t a = 0, b = 0;
+  int64_t offset = 0;  // end(a) - end(b)
+  int64_t spread = 0;  // median distance of the coinciding differences from the offset
+  size_t count = 0;
+  double share = 0;    // the larger share of one side's overlapping ops that coincide
+  std::vector<uint8_t> used_a, used_b;
+};
+
+// Ops of `e` that fall within the time span of `other` shifted by `off`.
+size_t overlapping(const std::vector<int64_t>& e, const std::vector<int64_t>& other, int64_t off) {
+  if (other.empty()) return 0;
+  const auto [lo, hi] = std::minmax_element(other.begin(), other.end());
+  size_t n = 0;
+  for (int64_t x : e) n += x - off >= *lo - kWindowNs && x - off <= *hi + kWindowNs;
+  return n;
+}
+
+std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int64_t max_off) {
+  struct D {
+    int64_t d;
+    uint32_t i, j;
+  };
+  std::vector<D> ds;
+  for (uint32_t i = 0; i < a.first_ends.size(); ++i)
+    for (uint32_t j = 0; j < b.first_ends.size(); ++j)
+      if (const int64_t d = a.first_ends[i] - b.first_ends[j]; abs64(d) <= max_off) ds.push_back({d, i, j});
+  if (ds.size() < 3) return std::nullopt;
+  std::sort(ds.begin(), ds.end(), [](auto& x, auto& y) { return x.d < y.d; });
+  size_t bl = 0, bh = 0;  // densest window of differences: the offset of a true peer
+  for (size_t lo = 0, hi = 0; hi < ds.size(); ++hi) {
+    while (ds[hi].d - ds[lo].d > kWindowNs) ++lo;
+    if (hi - lo > bh - bl) bl = lo, bh = hi;
+  }
+  const int64_t mode = ds[bl + (bh - bl) / 2].d;
+  std::vector<D> in(ds.begin() + long(bl), ds.begin() + long(bh) + 1);
+  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) { return abs64(x.d - mode) < abs64(y.d - mode); });
+  Cand c;
+  c.used_a.assign(a.first_ends.size(), 0), c.used_b.assign(b.first_ends.size(), 0);
+  std::vector<int64_t> dist;
+  for (const auto& p : in)  // one peer op each, closest to the offset first
+    if (!c.used_a[p.i] && !c.used_b[p.j]) c.used_a[p.i] = c.used_b[p.j] = 1, dist.push_back(abs64(p.d - mode)), ++c.count;
+  std::nth_element(dist.begin(), dist.begin() + long(dist.size() / 2), dist.end());
+  c.offset = mode, c.spread = dist[dist.size() / 2];
+  const size_t oa = overlapping(a.first_ends, b.first_ends, mode), ob = overlapping(b.first_ends, a.first_ends, -mode);
+  c.share = std::max(oa ? double(c.count) / double(oa) : 0.0, ob ? double(c.count) / double(ob) : 0.0);
+  if (c.count < 3 || c.count * 5 < std::min(oa, ob)) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
+                                    const CommunicatorOptions& opt) {
+  std::map<int32_t, std::set<size_t>> groups_of;  // rank -> collective communicators it is in
+  for (size_t g = 0; g < collectives.size(); ++g)
+    for (const auto& m : collectives[g].members) groups_of[m.rank].insert(g);
+  auto co_members = [&](int32_t x, int32_t y) {
+    const auto& gx = groups_of[x];
+    for (size_t g : groups_of[y])
+      if (gx.count(g)) return true;
+    return false;
+  };
+  std::vector<Cand> cands, fallback;
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = i + 1; j < s.size(); ++j) {
+      if (s[i]->rank == s[j]->rank) continue;
+      const bool same_host = s[i]->clock_domain != 0 && s[i]->clock_domain == s[j]->clock_domain;
+      auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns);
+      if (!c) continue;
+      c->a = i, c->b = j;
+      (co_members(s[i]->rank, s[j]->rank) ? fallback : cands).push_back(std::move(*c));
+    }
+  // Best first: the largest share (10% steps), then the tightest, then the most ops.
+  auto order = [](std::vector<Cand>& v) {
+    std::sort(v.begin(), v.end(), [](auto& x, auto& y) {
+      const int64_t sx = int64_t(x.share * 10 + 0.5), sy = int64_t(y.share * 10 + 0.5);
+      return std::make_tuple(-sx, x.spread, -int64_t(x.count), x.a, x.b) <
+             std::make_tuple(-sy, y.spread, -int64_t(y.count), y.a, y.b);
+    });
+  };
+  order(cands), order(fallback);
+  std::vector<std::vector<uint8_t>> taken(s.size());
+  for (size_t i = 0; i < s.size(); ++i) taken[i].assign(s[i]->first_ends.size(), 0);
+  std::vector<int> links_of(s.size(), 0);
+  std::vector<std::pair<size_t, size_t>> ends;
+  std::vector<Communicator> out;
+  auto accept = [&](const Cand& c) {
+    size_t clash = 0;  // each op has one peer: ops already on another link count against
+    for (size_t k = 0; k < c.used_a.size(); ++k) clash += c.used_a[k] && taken[c.a][k];
+    for (size_t k = 0; k < c.used_b.size(); ++k) clash += c.used_b[k] && taken[c.b][k];
+    if (clash * 5 > c.count) return;
+    for (size_t k = 0; k < c.used_a.size(); ++k) taken[c.a][k] |= c.used_a[k];
+    for (size_t k = 0; k < c.used_b.size(); ++k) taken[c.b][k] |= c.used_b[k];
+    Communicator l;
+    l.p2p = true, l.type = s[c.a]->first_type;
+    const auto *x = s[c.a], *y = s[c.b];
+    l.link_offset_ns = c.offset;
+    if (x->rank > y->rank) std::swap(x, y), l.link_offset_ns = -c.offset;
+    l.link_tolerance_ns = std::clamp<int64_t>(4 * c.spread + 5'000, 10'000, 40'000);
+    l.members = {{x->rank, x->stream, x->ops}, {y->rank, y->stream, y->ops}};
+    out.push_back(std::move(l));
+    ends.push_back({x == s[c.a] ? c.a : c.b, x == s[c.a] ? c.b : c.a});
+    links_of[c.a]++, links_of[c.b]++;
+  };
+  for (const auto& c : cands) accept(c);
+  for (const auto& c : fallback)
+    if (!links_of[c.a] && !links_of[c.b]) accept(c);
+  // A stream with one peer is that link's whole sequence (NCCL orders a communicator's ops): its
+  // ops pair by position. Only a stream serving two peers needs its ops matched by their ends.
+  for (size_t k = 0; k < out.size(); ++k) out[k].shared = links_of[ends[k].first] > 1 || links_of[ends[k].second] > 1;
+  return out;
+}
+
+}  // namespace collectives
