@@ -41,6 +41,8 @@ void resolve_conventions(Options& o) {
   if (!o.pinned.schema) o.schema30 = v30;
   if (!o.pinned.files) o.per_host_files = per_host;
   if (!o.pinned.domain_create) o.nccl_domain_create = domain;
+  const bool one_stream = R.coin();  // drawn last: earlier choices stay as they were
+  if (!o.pinned.p2p_streams) o.p2p_one_stream = one_stream;
 }
 
 std::vector<int32_t> graph_heads(const RankTrace& tr, int from_iter) {
@@ -187,6 +189,7 @@ std::string conventions_json(const Simulation& sim, const Conventions& cv, const
       cv.iteration_markers, o.nccl_domain_create);
   out(R"(  "analysis_details_start": "{}", "correlation_ids": "gapped", "stream_ids": "per_process_first_use",)" "\n",
       cv.system_clock_start ? "system_clock" : "capture_relative");
+  out(R"(  "p2p_streams": "{}",)" "\n", o.p2p_one_stream ? "one_per_rank" : "one_per_link");
   out("  \"files\": [");
   for (size_t i = 0; i < files.size(); ++i) {
     const int r0 = files[i].ranks.front();

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
       ("per-rank-files", "one file per rank (the default; pins it under --conventions random)")
       ("no-nccl-domain-create", "omit the NVTX 'NCCL' domain-create rows")
       ("nccl-domain-create", "write them (the default; pins it under --conventions random)")
+      ("p2p-streams", po::value<std::string>(), "link (a stream per pipeline link, default) or group (one stream per rank for "
+                                               "both neighbours, as batched p2p); pins it under --conventions random")
       ("conventions", po::value(&conventions)->default_value(conventions), "fixed or random")
       ("conventions-seed", po::value(&conventions_seed), "seed of the random conventions (default: --seed)")
       ("fault", po::value(&faults)->composing(), "fault spec (repeatable)")
@@ -71,6 +73,11 @@ int main(int argc, char** argv) {
     o.pinned.schema = !vm["schema"].defaulted();
     o.pinned.files = vm.count("per-host-files") || vm.count("per-rank-files");
     o.pinned.domain_create = vm.count("no-nccl-domain-create") || vm.count("nccl-domain-create");
+    if (vm.count("p2p-streams")) {
+      const auto v = vm["p2p-streams"].as<std::string>();
+      if (v != "link" && v != "group") throw std::invalid_argument("--p2p-streams must be link or group");
+      o.p2p_one_stream = v == "group", o.pinned.p2p_streams = true;
+    }
     o.layout = topology::ParallelLayout::parse(layout);
     if (schema == "3.0" || schema == "3.0.0") o.schema30 = true;
     else if (schema != "3.25" && schema != "3.25.0") throw std::invalid_argument("--schema must be 3.25 or 3.0");

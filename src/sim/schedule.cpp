@@ -188,7 +188,7 @@ class Builder {
   // p2p on the link to the next (dir=+1) or previous (dir=-1) stage.
   void p2p(int dir, Api api) {
     const int key = dir > 0 ? c_.link_next[rank_] : c_.link_prev[rank_];
-    if (key >= 0) coll(key, api, dir > 0 ? kPpNextStream : kPpStream, kNcclSendRecv);
+    if (key >= 0) coll(key, api, dir > 0 && !o_.p2p_one_stream ? kPpNextStream : kPpStream, kNcclSendRecv);
   }
   // Megatron 1F1B without interleaving; grouped send/recv pairs are one SendRecv kernel.
   void pipeline() {

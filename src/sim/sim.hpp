@@ -39,6 +39,9 @@ struct Options {
   bool schema30 = false;  // --schema 3.0
   bool per_host_files = false;
   bool nccl_domain_create = true;
+  // Pipeline p2p on one stream per rank for both neighbours (Megatron's batched p2p on the
+  // pipeline group's communicator), instead of one stream per link.
+  bool p2p_one_stream = false;
   std::vector<Fault> faults;
   int64_t target_kernels = 0;  // >0: overrides iterations
   int threads = 0;             // writer threads; 0 = hardware concurrency (output does not depend on it)
@@ -48,7 +51,7 @@ struct Options {
   std::optional<uint64_t> conventions_seed;
   // Random conventions choose these unless the caller pinned them (CLI: gave the option).
   struct Pinned {
-    bool hosts = false, schema = false, files = false, domain_create = false;
+    bool hosts = false, schema = false, files = false, domain_create = false, p2p_streams = false;
   } pinned;
 };
 
