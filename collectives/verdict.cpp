@@ -311,19 +311,23 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     }
     return z;
   };
-  auto qualifies = [&](size_t i, Window w, double z) {
+  // A straggler holds its peers back (blame). A rank whose own change is overwhelming (z >= 8 on
+  // its own baseline, 2% of the run) qualifies without: a slower rank may hide it (peers wait for
+  // that one), and it becomes the straggler as soon as the slower one is fixed.
+  auto qualifies = [&](size_t i, Window w, double z, bool own_shift = false) {
     const double run = run_ms(w);
     double blame = 0;
     for (size_t it = w.from; it < w.to && it < ranks[i].blame_by_iteration.size(); ++it)
       blame += ranks[i].blame_by_iteration[it] / 1e6;
+    if (own_shift && z >= 8 && total_of(i, w) >= 0.02 * run) return true;
     return z >= 6 && total_of(i, w) >= 0.01 * run && blame >= 0.01 * run;
   };
   // Job-wide windows for everyone; each rank also gets the stretches around the change points of
   // its own excess (a small or late slowdown of one rank moves no job-wide median).
   std::vector<double> best_z(ranks.size(), -1e300);
   std::vector<Window> best_w(ranks.size(), Window{0, 0});
-  auto consider = [&](size_t i, Window w, double z) {
-    if (qualifies(i, w, z) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
+  auto consider = [&](size_t i, Window w, double z, bool own_shift = false) {
+    if (qualifies(i, w, z, own_shift) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
   };
   for (size_t w = 0; w < windows.size(); ++w) {
     const auto& z = judge(windows[w]);
@@ -361,7 +365,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       for (const auto& cp : ranks::change_points(steady)) {
         const size_t at = cp.index + 1;
         for (Window w : {Window{at, common}, Window{1, at}}) consider(i, w, judge(w)[i]);
-        if (at >= 3 && common - at >= 2) consider(i, Window{at, common}, judge_shift(at)[i]);
+        if (at >= 3 && common - at >= 2) consider(i, Window{at, common}, judge_shift(at)[i], true);
       }
     }
 

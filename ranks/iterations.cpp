@@ -143,7 +143,7 @@ CollectivePeriod choose_collective_period(const std::vector<uint64_t>& keys, con
   std::vector<double> best_after(cand.size() + 1, INFINITY);
   for (size_t i = cand.size(); i-- > 0;) best_after[i] = std::min(best_after[i + 1], score[i]);
   for (size_t i = 0; i < cand.size(); ++i) {
-    if (score[i] <= kExactScore || score[i] <= kSubPeriodRatio * best_after[i + 1]) {
+    if (score[i] <= kExactScore || score[i] <= kRegularScore || score[i] <= kSubPeriodRatio * best_after[i + 1]) {
       out.score = score[i];
       if (score[i] <= kIrregularScore) out.period = cand[i];
       return out;

@@ -4,8 +4,8 @@
 //  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
 //    consecutive collective starts. It is near 0 when the timing repeats every p collectives and stays
 //    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
-//  * chosen: the smallest candidate scoring at most kSubPeriodRatio x the best larger candidate (or
-//    under kExactScore); none when that score is above kIrregularScore (iterations unknown).
+//  * chosen: the smallest candidate scoring under kRegularScore, or at most kSubPeriodRatio x the
+//    best larger candidate; none when that score is above kIrregularScore (iterations unknown).
 // A unit runs from its first collective's start to the next unit's; the trailing unit, which the
 // capture cuts off, is not an iteration (its length is unknown).
 #pragma once
@@ -19,6 +19,10 @@ namespace ranks {
 
 inline constexpr double kSubPeriodRatio = 1.3;   // a multiple this much more regular wins
 inline constexpr double kExactScore = 0.02;      // timing repeats to 2%: no need to look further
+// Regular enough to be the unit whatever its multiples score: a multiple that merely repeats a
+// rank's own slow drift (e.g. after a fault's onset) must not double one rank's unit. A true
+// sub-period (FSDP's alternating 6.3 / 10.4 ms gaps) scores 0.2-0.45, above it.
+inline constexpr double kRegularScore = 0.15;
 inline constexpr double kIrregularScore = 0.25;  // above: no regular repeating unit
 
 struct CollectivePeriod {
