@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""Verdict matrix (issue 7): generate many straggler-sim runs across random conventions, shapes and
+planted faults, analyse each with straggler-scan and check the verdict against truth.json.
+
+Per run: every expected straggler is found with its rank, cause and onset (within 1 iteration),
+and no other rank is called a straggler; expected slow links are found with the hosts truth names
+(truth already names the hosts a link can be narrowed down to) and no others; for hang / crash the
+desync rows truth requires are found (communicator, missing ranks, seq) and none that truth does not
+list; a healthy run has no straggler, slow link or desync. The summary's `layout`, when not null,
+equals the generated one. Every 8th run is analysed again with `--layout` given and must give the
+same stragglers (rank, cause).
+
+  bench/verdict_matrix.py --quick                 # ~12 runs (ctest)
+  bench/verdict_matrix.py --markdown out.md       # >= 200 runs, >= 50 healthy; table to out.md
+Exit status 1 when any check fails (one line per failed check, with the command that reproduces it).
+"""
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+FAULTS = ["healthy", "slow_gpu", "host_delay", "extra_work", "slow_link", "two", "three", "hang", "crash"]
+RANK_FAULTS = ["slow_gpu", "host_delay", "extra_work"]
+# shape: (layout, pinned hosts or None, iterations, approximate step time in ms)
+SHAPES = {
+    "1x1x8": ("1x1x8", None, 16, 57),
+    "2x2x4": ("2x2x4", None, 16, 80),
+    "2x4x4": ("2x4x4", 4, 16, 109),  # hosts of 8
+    "4x2x8": ("4x2x8", None, 16, 86),
+    "4x4x8": ("4x4x8", None, 12, 117),
+    "8x4x16": ("8x4x16", None, 8, 131),
+}
+
+
+def plan(quick, seed):
+    """The runs: (shape, fault) pairs in a deterministic order."""
+    if quick:
+        pairs = [("1x1x8", "healthy"), ("2x2x4", "slow_gpu"), ("2x4x4", "host_delay"), ("1x1x8", "extra_work"),
+                 ("2x2x4", "slow_link"), ("4x2x8", "two"), ("2x2x4", "three"), ("2x4x4", "hang"),
+                 ("2x2x4", "crash"), ("2x2x4", "healthy"), ("2x4x4", "slow_link"), ("4x2x8", "healthy")]
+    else:
+        pairs = []
+        for rep in range(13):
+            for shape in ("1x1x8", "2x2x4", "2x4x4", "4x2x8"):
+                for fault in FAULTS:
+                    if fault == "healthy" or rep < 5:
+                        pairs.append((shape, fault))
+        pairs += [("4x4x8", f) for f in FAULTS]
+        pairs += [("8x4x16", "three"), ("8x4x16", "crash")]
+    rng = random.Random(seed)
+    return [make_run(i, shape, fault, rng) for i, (shape, fault) in enumerate(pairs)]
+
+
+def make_run(idx, shape, fault, rng):
+    layout, hosts, iters, step = SHAPES[shape]
+    tp, pp, dp = (int(x) for x in layout.split("x"))
+    world = tp * pp * dp
+    lo, hi = max(2, iters // 3), max(3, (2 * iters) // 3)
+    run = {"idx": idx, "shape": shape, "fault": fault, "layout": layout, "hosts": hosts, "iterations": iters,
+           "world": world, "seed": rng.randrange(1, 10**6), "cseed": rng.randrange(1, 10**6),
+           "clock_ms": round(rng.uniform(0, 3), 2), "rerun_layout": idx % 8 == 0}
+    specs = []
+    kinds = {"two": rng.sample(RANK_FAULTS, 2), "three": list(RANK_FAULTS)}.get(fault, [fault])
+    ranks = rng.sample(range(world), len(kinds))
+    for kind, r in zip(kinds, ranks):
+        onset = rng.randint(lo, hi)
+        if kind == "slow_gpu":
+            specs.append(f"slow_gpu:{r}:{onset}:{rng.uniform(1.25, 1.4):.2f}")
+        elif kind == "extra_work":
+            specs.append(f"extra_work:{r}:{onset}:{rng.uniform(1.3, 1.4):.2f}")
+        elif kind == "host_delay":  # 10-18% of the step time, i.e. 8-14 ms on 80 ms steps
+            specs.append(f"host_delay:{r}:{onset}:{round(step * rng.uniform(0.10, 0.18) * 2) / 2:g}")
+        elif kind in ("hang", "crash"):
+            specs.append(f"{kind}:{r}:{onset}")
+        elif kind == "slow_link":
+            specs.append(slow_link_spec(run, rng))
+    run["specs"] = specs
+    return run
+
+
+def slow_link_spec(run, rng):
+    min_hosts = max(2, run["hosts"] or run["world"] // 8)
+    if rng.random() < 0.5:
+        a = b = rng.randrange(min_hosts)
+    else:
+        a, b = sorted(rng.sample(range(min_hosts), 2))
+    return f"slow_link:{a}:{b}:{rng.uniform(2.0, 3.0):.2f}"
+
+
+def sim_cmd(a, run, out_dir):
+    cmd = [a.sim_bin, out_dir, "--layout", run["layout"], "--iterations", str(run["iterations"]),
+           "--seed", str(run["seed"]), "--conventions", "random", "--conventions-seed", str(run["cseed"]),
+           "--clock-offset-ms", str(run["clock_ms"]), "--threads", "1"]
+    if run["hosts"]:
+        cmd += ["--hosts", str(run["hosts"])]
+    for s in run["specs"]:
+        cmd += ["--fault", s]
+    return cmd
+
+
+def scan_cmd(a, run_dir, summary, h5, layout=None):
+    cmd = [a.scan_bin, run_dir, "--summary", summary, "-o", h5]
+    return cmd + (["--layout", layout] if layout else [])
+
+
+def sh(cmd, timeout=900):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return p.returncode, (p.stderr or p.stdout).strip().splitlines()[-1:] or [""]
+
+
+def convention_class(truth):
+    c = truth.get("conventions") or {}
+    return "{}+{}".format("host-files" if c.get("file_layout") == "per_host" else "rank-files",
+                          "markers" if c.get("iteration_markers") else "no-markers")
+
+
+def convention_choices(truth):
+    c = truth.get("conventions") or {}
+    graphs = any(r.get("graph_launches", 0) > 0 for r in c.get("ranks", []))
+    return {"schema " + str(c.get("schema")), "gpus/host " + str(c.get("gpus_per_host")),
+            "files " + str(c.get("file_layout")), "markers " + ("yes" if c.get("iteration_markers") else "no"),
+            "cuda graphs " + ("on some ranks" if graphs else "none"),
+            "device ids " + str(c.get("device_ids")), "pids " + str(c.get("pids"))}
+
+
+def comm_base(name):
+    return name.split(":")[0]
+
+
+def check(truth, s):
+    """Compares a summary with truth: (found, missed, false, failure messages)."""
+    exp = truth["expected"]
+    found = missed = false = 0
+    msgs = []
+    # Stragglers: rank, cause, onset within 1; any other rank is a false one.
+    rep = {r["rank"]: r for r in s.get("stragglers") or []}
+    for e in exp.get("stragglers", []):
+        r = rep.get(e["rank"])
+        if r and r.get("cause") == e["cause"] and r.get("onset_iteration") is not None \
+                and abs(r["onset_iteration"] - e["onset_iteration"]) <= 1:
+            found += 1
+            continue
+        missed += 1
+        got = "not reported" if not r else f"reported as {r.get('cause')} onset {r.get('onset_iteration')}"
+        msgs.append(f"missed straggler rank {e['rank']} {e['cause']} onset {e['onset_iteration']}: {got}")
+    expected_ranks = {e["rank"] for e in exp.get("stragglers", [])}
+    for rank, r in rep.items():
+        if rank not in expected_ranks:
+            false += 1
+            msgs.append(f"false straggler rank {rank} {r.get('cause')} onset {r.get('onset_iteration')}")
+    # Slow links: the hosts truth names (it names what cannot be narrowed further).
+    reported = [frozenset(x.get("hosts") or []) for x in s.get("slow_links") or []]
+    expected = [frozenset(x["hosts"]) for x in exp.get("slow_links", [])]
+    for e in expected:
+        if e in reported:
+            found += 1
+        else:
+            missed += 1
+            msgs.append(f"missed slow link {sorted(e)}: reported {[sorted(x) for x in reported]}")
+    for x in reported:
+        if x not in expected:
+            false += 1
+            msgs.append(f"false slow link {sorted(x)}")
+    # Desync: hang lists every first missing op; crash marks the rows of the crashed rank root_cause.
+    tdes = exp.get("desync", [])
+    rdes = s.get("desync") or []
+    crash = bool(exp.get("root_cause"))
+    need = [d for d in tdes if not crash or d.get("root_cause")]
+    ok_all = True
+    for d in need:
+        same = [r for r in rdes if comm_base(r.get("communicator", "")) == comm_base(d["communicator"])
+                and sorted(r.get("missing_ranks") or []) == sorted(d["missing_ranks"])]
+        if not same:
+            ok_all = False
+            msgs.append(f"missed desync {d['communicator']} seq {d['seq']} missing {d['missing_ranks']}")
+        elif not any(r.get("group_seq", r.get("seq")) == d["seq"] and
+                     ("link_seq" not in d or r.get("seq") == d["link_seq"]) for r in same):
+            ok_all = False
+            msgs.append(f"desync {d['communicator']} missing {d['missing_ranks']}: seq {d['seq']} expected, "
+                        f"reported {[(r.get('seq'), r.get('group_seq')) for r in same]}")
+    for rc in exp.get("root_cause", []):
+        if not any(rc["rank"] in (r.get("missing_ranks") or []) for r in rdes):
+            ok_all = False
+            msgs.append(f"crashed rank {rc['rank']} named missing in no desync row")
+    if need:
+        found, missed = (found + 1, missed) if ok_all else (found, missed + 1)
+    for r in rdes:
+        if not any(comm_base(r.get("communicator", "")) == comm_base(d["communicator"])
+                   and sorted(r.get("missing_ranks") or []) == sorted(d["missing_ranks"]) for d in tdes):
+            false += 1
+            msgs.append(f"false desync {r.get('communicator')} seq {r.get('seq')} missing {r.get('missing_ranks')}")
+    return found, missed, false, msgs
+
+
+def layout_ok(truth, s):
+    lay = s.get("layout")
+    if not lay:
+        return True, "null"
+    t = truth["layout"]
+    orders = {"tp-dp-pp"} | ({"tp-pp-dp"} if t["pp"] == 1 or t["dp"] == 1 else set())
+    ok = (lay.get("tp"), lay.get("pp"), lay.get("dp")) == (t["tp"], t["pp"], t["dp"]) and lay.get("order") in orders
+    return ok, f"{lay.get('tp')}x{lay.get('pp')}x{lay.get('dp')} {lay.get('order')}"
+
+
+def execute(a, run):
+    """Generates, analyses and checks one run; returns a result dict."""
+    t0 = time.time()
+    base = tempfile.mkdtemp(prefix=f"vm{run['idx']:03d}-", dir=a.workdir)
+    d = os.path.join(base, "run")
+    res = {"run": run, "found": 0, "missed": 0, "false": 0, "msgs": [], "unobservable": 0, "layout": None}
+    try:
+        for attempt in range(4):  # slow links: re-draw until truth calls one observable
+            shutil.rmtree(d, ignore_errors=True)
+            rc, err = sh(sim_cmd(a, run, d))
+            if rc != 0:
+                res["msgs"].append(f"straggler-sim exit {rc}: {err[0]}")
+                return res
+            with open(os.path.join(d, "truth.json")) as f:
+                truth = json.load(f)
+            if run["fault"] != "slow_link" or truth["expected"]["slow_links"] or attempt == 3:
+                break
+            rng = random.Random(run["seed"] + attempt)
+            run["cseed"] = rng.randrange(1, 10**6)
+            run["specs"] = [slow_link_spec(run, rng)]
+        if run["fault"] == "slow_link" and not truth["expected"]["slow_links"]:
+            res["unobservable"] = 1
+        res["conv"] = convention_class(truth)
+        res["choices"] = convention_choices(truth)
+        summary, h5 = os.path.join(base, "s.json"), os.path.join(base, "o.h5")
+        rc, err = sh(scan_cmd(a, d, summary, h5))
+        if rc != 0:
+            res["msgs"].append(f"straggler-scan exit {rc}: {err[0]}")
+            return res
+        with open(summary) as f:
+            s = json.load(f)
+        res["found"], res["missed"], res["false"], msgs = check(truth, s)
+        res["msgs"] += msgs
+        ok, desc = layout_ok(truth, s)
+        res["layout"] = desc
+        if not ok:
+            res["msgs"].append(f"layout {desc} (source {s['layout'].get('source')}), generated {run['layout']} tp-dp-pp")
+        if run["rerun_layout"]:
+            summary2 = os.path.join(base, "s2.json")
+            rc, err = sh(scan_cmd(a, d, summary2, os.path.join(base, "o2.h5"), run["layout"]))
+            if rc != 0:
+                res["msgs"].append(f"straggler-scan --layout {run['layout']} exit {rc}: {err[0]}")
+            else:
+                with open(summary2) as f:
+                    s2 = json.load(f)
+                v1 = sorted((x["rank"], x["cause"]) for x in s.get("stragglers") or [])
+                v2 = sorted((x["rank"], x["cause"]) for x in s2.get("stragglers") or [])
+                res["rerun"] = v1 == v2
+                if v1 != v2:
+                    res["msgs"].append(f"--layout {run['layout']} changes the stragglers: {v1} -> {v2}")
+        return res
+    except Exception as e:  # a broken summary or truth is a failed check, not a crash of the matrix
+        res["msgs"].append(f"error: {type(e).__name__}: {e}")
+        return res
+    finally:
+        res["seconds"] = time.time() - t0
+        if res["msgs"] and a.keep_failed:
+            res["kept"] = base
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def reproduce(a, run):
+    d = f"/tmp/vm-repro-{run['idx']}"
+    cmd = " ".join(shlex.quote(x) for x in sim_cmd(a, run, d))
+    scan = f"{shlex.quote(a.scan_bin)} {d} --summary {d}.json -o {d}.h5"
+    again = f" && {scan.replace('.json', '-given.json').replace('.h5', '-given.h5')} --layout {run['layout']}"
+    return f"rm -rf {d} && {cmd} && {scan}" + (again if run["rerun_layout"] else "")
+
+
+def markdown(a, results, elapsed, argv):
+    shapes = [s for s in SHAPES if any(r["run"]["shape"] == s for r in results)]
+    convs = sorted({r.get("conv", "?") for r in results})
+    lines = [f"## Verdict matrix (issue 7)", "",
+             f"Date: {datetime.date.today().isoformat()}. Command: `{' '.join(argv)}` "
+             f"({len(results)} runs, {elapsed / 60:.1f} min wall on this machine, {a.jobs} at a time).", "",
+             "Each cell: runs: found / missed / false, over the planted faults truth calls observable "
+             "(a straggler's rank, cause and onset within 1 iteration; a slow link's hosts; for hang and "
+             "crash the desync rows of the missing rank, one per run). `healthy` counts false reports only. "
+             "Convention: file layout and step markers as drawn by `--conventions random` (the other "
+             "choices are tallied below).", "",
+             "| shape | convention | " + " | ".join(FAULTS) + " |", "|---|---|" + "---|" * len(FAULTS)]
+    for shape in shapes:
+        for conv in convs:
+            rows = [r for r in results if r["run"]["shape"] == shape and r.get("conv", "?") == conv]
+            if not rows:
+                continue
+            cells = []
+            for fault in FAULTS:
+                rs = [r for r in rows if r["run"]["fault"] == fault]
+                if not rs:
+                    cells.append("")
+                    continue
+                f, m, x = (sum(r[k] for r in rs) for k in ("found", "missed", "false"))
+                bad = sum(1 for r in rs if r["msgs"])
+                cell = f"{len(rs)}: " + (f"- / - / {x}" if fault == "healthy" else f"{f} / {m} / {x}")
+                cells.append(f"**{cell}**" if bad else cell)
+            lines.append(f"| {shape} | {conv} | " + " | ".join(cells) + " |")
+    lines += ["", "Bold: a cell with a failed check (also layout or `--layout` re-run checks).", ""]
+    lines += totals(results).splitlines()
+    choice_runs, choice_bad = {}, {}
+    for r in results:
+        for c in r.get("choices", ()):
+            choice_runs[c] = choice_runs.get(c, 0) + 1
+            choice_bad[c] = choice_bad.get(c, 0) + (1 if r["msgs"] else 0)
+    lines += ["", "| convention choice | runs | failing runs |", "|---|---|---|"]
+    lines += [f"| {c} | {choice_runs[c]} | {choice_bad[c]} |" for c in sorted(choice_runs)]
+    return "\n".join(lines) + "\n"
+
+
+def totals(results):
+    T = {k: sum(r[k] for r in results) for k in ("found", "missed", "false", "unobservable")}
+    healthy = [r for r in results if r["run"]["fault"] == "healthy"]
+    clean = sum(1 for r in healthy if not r["msgs"])
+    reruns = [r for r in results if "rerun" in r]
+    lay_null = sum(1 for r in results if r["layout"] == "null")
+    lay_bad = sum(1 for r in results if any(m.startswith("layout ") for m in r["msgs"]))
+    bad = sum(1 for r in results if r["msgs"])
+    return (f"Totals: {len(results)} runs, {bad} failing. Planted faults found {T['found']}, missed {T['missed']}; "
+            f"false reports {T['false']}. Healthy runs clean: {clean} of {len(healthy)}. Slow-link runs truth "
+            f"calls unobservable (checked for false reports only): {T['unobservable']}. Layout: "
+            f"{len(results) - lay_null - lay_bad} equal to the generated one, {lay_bad} different, {lay_null} null. "
+            f"`--layout` re-runs with the same stragglers: {sum(1 for r in reruns if r['rerun'])} of {len(reruns)}.")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="about 12 runs of small shapes (ctest)")
+    p.add_argument("--markdown", metavar="FILE", help="write the table (a RESULTS.md section) to FILE")
+    build = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")
+    p.add_argument("--scan-bin", default=os.environ.get("SS_SCAN_BIN", os.path.join(build, "src/straggler-scan")))
+    p.add_argument("--sim-bin", default=os.environ.get("SS_SIM_BIN", os.path.join(build, "src/sim/straggler-sim")))
+    p.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    p.add_argument("--seed", type=int, default=7, help="seed of the run plan (default 7)")
+    p.add_argument("--only", metavar="SHAPE/FAULT", help="only runs of this shape, fault or shape/fault")
+    p.add_argument("--workdir", default=tempfile.gettempdir(), help="where runs are generated (deleted after)")
+    p.add_argument("--keep-failed", action="store_true", help="keep the folders of failing runs")
+    a = p.parse_args()
+    for b in (a.scan_bin, a.sim_bin):
+        if not os.access(b, os.X_OK):
+            sys.exit(f"verdict_matrix: {b} is not an executable (build first, or --scan-bin/--sim-bin)")
+    runs = plan(a.quick, a.seed)
+    if a.only:
+        runs = [r for r in runs if a.only in (r["shape"], r["fault"], f"{r['shape']}/{r['fault']}")]
+    print(f"verdict_matrix: {len(runs)} runs ({sum(r['fault'] == 'healthy' for r in runs)} healthy), "
+          f"{a.jobs} at a time", flush=True)
+    t0, done, lock, results = time.time(), [0], threading.Lock(), []
+
+    def one(run):
+        res = execute(a, run)
+        with lock:
+            done[0] += 1
+            status = "ok" if not res["msgs"] else f"FAIL ({len(res['msgs'])})"
+            print(f"[{done[0]:3d}/{len(runs)}] run {run['idx']:3d} {run['shape']:>6} {run['fault']:<10} "
+                  f"{res.get('conv', '?'):<22} {status} {res['seconds']:.1f} s", flush=True)
+        return res
+
+    # The largest runs first, so that they overlap with the small ones.
+    order = sorted(runs, key=lambda r: -r["world"] * r["iterations"])
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        results = list(ex.map(one, order))
+    results.sort(key=lambda r: r["run"]["idx"])
+    elapsed = time.time() - t0
+    failed = [r for r in results if r["msgs"]]
+    for r in failed:
+        run = r["run"]
+        for m in r["msgs"]:
+            print(f"FAIL run {run['idx']} [{run['shape']} {run['fault']} {r.get('conv', '?')}] {m} | "
+                  f"reproduce: {reproduce(a, run)}" + (f" (kept in {r['kept']})" if r.get("kept") else ""))
+    print(totals(results))
+    print(f"verdict_matrix: {len(results)} runs in {elapsed:.0f} s, {len(failed)} failing")
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(markdown(a, results, elapsed, ["bench/verdict_matrix.py"] + sys.argv[1:]))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Compare a straggler-scan --summary JSON with the truth.json of tests/indep/indep_sim.py.
+
+Prints one line per check: 'found', 'missed' or 'false' (plus 'tolerated' / 'skip' notes) and a last
+line 'RESULT found=N missed=N false=N'. Exit 1 on any miss or false positive.
+  check_verdict.py SUMMARY.json TRUTH.json [--h5 OUT.h5] [--json]
+"""
+import argparse, json, os, re, shutil, subprocess, sys
+
+
+def host_aliases(truth):
+    """Names a host may go by in a verdict: its Hostname, short name, per-host file stem, index."""
+    al = {}
+    for i, h in enumerate(truth['hosts']):
+        names = {h, h.split('.')[0], str(i), 'node%02d' % i, 'node-%02d' % i, 'host%d' % i}
+        for fn, info in truth.get('files', {}).items():
+            if info.get('host') == h and len(info.get('ranks', [])) > 1:
+                names.add(os.path.splitext(fn)[0])
+        for n in names:
+            al.setdefault(n, set()).add(i)
+    return al
+
+
+def read_h5_clock(path):
+    """/clock/rank and /clock/offset_ms through h5dump (h5py is not needed)."""
+    if not path or not os.path.exists(path) or not shutil.which('h5dump'):
+        return None
+    out = {}
+    for ds in ('rank', 'offset_ms'):
+        try:
+            txt = subprocess.run(['h5dump', '-d', '/clock/' + ds, '-w', '0', path], capture_output=True, text=True,
+                                 timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        m = re.search(r'DATA\s*\{(.*?)\}', txt, re.S)
+        if not m:
+            return None
+        body = re.sub(r'\(\d+(,\d+)*\):', ' ', m.group(1))
+        out[ds] = [float(x) for x in re.findall(r'-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?', body)]
+    if len(out['rank']) != len(out['offset_ms']):
+        return None
+    return {int(r): o for r, o in zip(out['rank'], out['offset_ms'])}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('summary'); ap.add_argument('truth')
+    ap.add_argument('--h5', help='the -o output, for per-rank clock offsets')
+    ap.add_argument('--json', help='also write the counts here')
+    a = ap.parse_args()
+    truth = json.load(open(a.truth))
+    try:
+        summ = json.load(open(a.summary))
+    except (OSError, ValueError) as e:
+        print('summary: missed (unreadable: %s)' % e)
+        print('RESULT found=0 missed=1 false=0'); sys.exit(1)
+    res = {'found': 0, 'missed': 0, 'false': 0}
+
+    def say(kind, text):
+        if kind in res: res[kind] += 1
+        print('%-9s %s' % (kind, text))
+
+    # ---- stragglers
+    got = {s.get('rank'): s for s in summ.get('stragglers') or []}
+    tolerated = {u['rank'] for u in truth.get('unobservable', []) if 'rank' in u}
+    expected = {e['rank']: e for e in truth.get('stragglers', [])}
+    for r, e in sorted(expected.items()):
+        s = got.get(r)
+        want = 'straggler rank %d %s onset %d' % (r, e['cause'], e['onset_iteration'])
+        if s is None:
+            say('missed', want + ': not reported')
+            continue
+        problems = []
+        if s.get('cause') != e['cause']:
+            problems.append('cause %s' % s.get('cause'))
+        on = s.get('onset_iteration')
+        if on is None or abs(on - e['onset_iteration']) > 1:
+            problems.append('onset %s' % on)
+        say('missed' if problems else 'found', want + (': reported with ' + ', '.join(problems) if problems else ''))
+    for r, s in sorted(got.items(), key=lambda kv: (kv[0] is None, kv[0])):
+        if r in expected:
+            continue
+        desc = 'straggler rank %s %s onset %s' % (r, s.get('cause'), s.get('onset_iteration'))
+        if r in tolerated:
+            say('tolerated', desc + ' (planted but below the observability bar)')
+        else:
+            say('false', desc + ' (nothing planted there)')
+
+    # ---- slow links
+    al = host_aliases(truth)
+
+    def idx(names):
+        out = set()
+        for n in names or []:
+            n = str(n)
+            out |= al.get(n, al.get(n.split('.')[0], set()))
+        return out
+
+    # a report matches when it names a planted host and no host outside those that every slowed
+    # communicator shares (a ring over 4 hosts with one slow edge cannot be narrowed further)
+    want_links = [(set(l['host_index']), set(l.get('narrowest_host_index', l['host_index'])))
+                  for l in truth.get('slow_links', [])]
+    tol_links = [set(u['fault']['hosts']) for u in truth.get('unobservable', []) if u.get('fault', {}).get('kind') == 'slow_link']
+    rows = [(l, idx(l.get('hosts'))) for l in summ.get('slow_links') or []]
+    for w, wide in want_links:
+        hit = [l for l, h in rows if h & w and h <= wide]
+        names = [truth['hosts'][i] for i in sorted(w)]
+        say('found' if hit else 'missed', 'slow link %s' % '-'.join(names))
+    for l, h in rows:
+        if any(h & w and h <= wide for w, wide in want_links):
+            continue
+        kind = 'tolerated' if any(h and h <= w for w in tol_links) else 'false'
+        say(kind, 'slow link %s (%s)' % (','.join(map(str, l.get('hosts') or [])), l.get('collective')))
+
+    # ---- desync (crash / hang)
+    roots = truth.get('dead_ranks', [])
+    allowed = set()
+    for d in truth.get('desync', []):
+        allowed |= set(d['missing_ranks'])
+    srows = summ.get('desync') or []
+    missing_all = set()
+    for d in srows:
+        missing_all |= set(d.get('missing_ranks') or [])
+    for r in roots:
+        say('found' if r in missing_all else 'missed', 'desync: rank %d missing' % r)
+    for d in srows:
+        extra = set(d.get('missing_ranks') or []) - allowed
+        if extra or not roots:
+            say('false', 'desync %s seq %s missing %s' % (d.get('communicator'), d.get('seq'), d.get('missing_ranks')))
+
+    # ---- layout
+    lay = summ.get('layout')
+    tl = truth['layout']
+    if lay:
+        ok = all(lay.get(k) == tl[k] for k in ('tp', 'pp', 'dp'))
+        say('found' if ok else 'missed', 'layout TP%dxPP%dxDP%d%s' % (tl['tp'], tl['pp'], tl['dp'],
+            '' if ok else ' (got %sx%sx%s)' % (lay.get('tp'), lay.get('pp'), lay.get('dp'))))
+
+    # ---- clocks
+    tc = truth.get('clock', {}).get('rank_offset_ms')
+    if tc:
+        off = read_h5_clock(a.h5)
+        if off is None:
+            tmax = max(tc.values()) - min(tc.values())
+            sm = (summ.get('clock') or {}).get('max_offset_ms')
+            print('%-9s clock: no per-rank offsets (no h5 or h5dump); truth spread %.3f ms, summary max_offset_ms %s'
+                  % ('skip', tmax, sm))
+        else:
+            ref = min(off)
+            worst, wr = 0.0, None
+            for r, o in off.items():
+                if str(r) not in tc:
+                    continue
+                want = tc[str(r)] - tc[str(ref)]
+                if abs(o - want) > worst:
+                    worst, wr = abs(o - want), r
+            miss = [r for r in map(int, tc) if r not in off and r not in roots]
+            ok = worst <= 0.050 and not miss
+            say('found' if ok else 'missed', 'clock offsets of %d ranks within 50 us (worst %.1f us at rank %s%s)'
+                % (len(off), worst * 1e3, wr, ', no offset for %s' % miss[:5] if miss else ''))
+    print('RESULT found=%d missed=%d false=%d' % (res['found'], res['missed'], res['false']))
+    if a.json:
+        json.dump(res, open(a.json, 'w'))
+    sys.exit(1 if res['missed'] or res['false'] else 0)
+
+
+if __name__ == '__main__':
+    main()
