@@ -303,7 +303,26 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
       res.layout.notes.push_back("layout inferred from " + guess->how);
     }
   }
-  if (res.layout.layout) name_by_layout(comms, res.layout);
+  if (res.layout.layout) {
+    // p2p links come from coinciding end times; the few that fit no pipeline of a layout that
+    // explains nearly all the others are chance coincidences: dropped, and said so.
+    const auto& l = *res.layout.layout;
+    size_t links = 0, odd = 0;
+    for (const auto& c : comms) {
+      if (!c.p2p) continue;
+      ++links;
+      std::vector<int> r = {c.members[0].rank, c.members[1].rank};
+      odd += !topology::layout_explains(l, r, true);
+    }
+    if (odd > 0 && odd * 10 <= links) {
+      comms.erase(std::remove_if(comms.begin(), comms.end(), [&](const Communicator& c) {
+                    return c.p2p && !topology::layout_explains(l, {c.members[0].rank, c.members[1].rank}, true);
+                  }), comms.end());
+      res.layout.notes.push_back(fmt::format("{} of {} p2p links fit no pipeline of layout {} and were dropped (chance "
+                                             "coincidences of end times)", odd, links, l.to_string()));
+    }
+    name_by_layout(comms, res.layout);
+  }
   for (size_t i = 0; i < comms.size(); ++i)
     if (comms[i].name.empty()) comms[i].name = "comm-" + std::to_string(i);
   return res;

@@ -42,10 +42,14 @@ int pipeline_length(const std::vector<ObservedGroup>& groups, const std::vector<
     if (g.p2p && g.ranks.size() == 2 && parent.count(g.ranks[0]) && parent.count(g.ranks[1]))
       parent[find(g.ranks[0])] = find(g.ranks[1]), any = true;
   if (!any) return 1;
-  std::map<int, int> size;
+  // The most common chain length: one spurious link (a chance coincidence) joining two pipelines
+  // must not double the pipeline depth.
+  std::map<int, int> size, lengths;
   for (int r : ranks) size[find(r)]++;
-  int len = 0;
-  for (auto [root, n] : size) len = std::max(len, n);
+  for (auto [root, n] : size) lengths[n]++;
+  int len = 1, most = 0;
+  for (auto [n, count] : lengths)
+    if (n > 1 && count >= most) len = n, most = count;
   return len;
 }
 
