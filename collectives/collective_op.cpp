@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace collectives {
 
@@ -60,12 +61,92 @@ std::vector<size_t> z_array(const std::vector<int32_t>& v) {
   }
   return z;
 }
+
+// The earlier position j (0 < j < n = seq.size()) whose preceding sequence matches the one before
+// n the longest (latest j on ties), among those ok(j) accepts; SIZE_MAX when none matches.
+template <class Ok>
+size_t best_context(const std::vector<int32_t>& seq, Ok ok) {
+  const size_t n = seq.size();
+  const auto z = z_array(std::vector<int32_t>(seq.rbegin(), seq.rend()));  // z on the reversed history
+  size_t best = SIZE_MAX, best_len = 0;
+  for (size_t j = 1; j < n; ++j) {  // context before j: seq[0..j), reversed starts at n - j
+    const size_t len = std::min(z[n - j], j);
+    if (len > 0 && len >= best_len && ok(j)) best = j, best_len = len;
+  }
+  return best;
+}
+
+// pending_ops without NCCL NVTX ranges: see collective_op.hpp.
+std::vector<PendingOp> inferred_pending_ops(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
+                                            int64_t min_age_ns) {
+  std::vector<PendingOp> out;
+  const auto& k = tl.kernels;
+  const auto& unfinished = tl.unfinished_launches;
+  if (unfinished.empty() || ops.empty() || tl.capture_end - unfinished.front().launch < min_age_ns) return out;
+  // A rank blocked in a collective soon runs out of GPU work (its next steps depend on it): its
+  // last kernel ended long before the capture did. A GPU busy to the end is not stuck.
+  if (tl.capture_end - *std::max_element(k.end.begin(), k.end.end()) < min_age_ns) return out;
+  std::vector<uint32_t> issued;  // completed kernels with a launch call, in issue order
+  for (size_t i = 0; i < k.size(); ++i)
+    if (k.launch[i] != ranks::kNoTime) issued.push_back(uint32_t(i));
+  std::stable_sort(issued.begin(), issued.end(), [&](uint32_t a, uint32_t b) { return k.launch[a] < k.launch[b]; });
+  // Tokens: (kernel name, stream), a process's own ids.
+  std::unordered_map<uint64_t, int32_t> token_of;
+  std::vector<int32_t> token_stream;
+  std::vector<uint8_t> token_nccl;
+  auto token = [&](uint32_t i) {
+    const uint64_t key = uint64_t(k.name[i]) << 32 | uint32_t(k.stream[i]);
+    auto [it, fresh] = token_of.try_emplace(key, int32_t(token_stream.size()));
+    if (fresh) token_stream.push_back(k.stream[i]), token_nccl.push_back(k.is_nccl[i]);
+    return it->second;
+  };
+  std::unordered_map<int32_t, uint32_t> count;
+  std::unordered_map<int32_t, int64_t> last_launch;  // latest launch of a completed op per stream
+  for (const auto& op : ops) {
+    count[op.stream] = std::max(count[op.stream], op.seq + 1);
+    auto [it, fresh] = last_launch.try_emplace(op.stream, op.launch);
+    if (!fresh) it->second = std::max(it->second, op.launch);
+  }
+  std::vector<int32_t> seq;  // tokens in issue order, unfinished launches included once placed
+  seq.reserve(issued.size() + unfinished.size());
+  std::unordered_set<int32_t> blocked;
+  size_t next = 0, back = 0;  // back: how far back the matching position lies (0: none found)
+  int searches = 8;           // the context search is linear in the history: bound the repeats
+  for (const auto& u : unfinished) {
+    if (tl.capture_end - u.launch < min_age_ns) break;  // time order: the rest are younger
+    bool resumed = false;  // completed launches came between this one and the previous
+    for (; next < issued.size() && k.launch[issued[next]] < u.launch; ++next) seq.push_back(token(issued[next])), resumed = true;
+    const size_t n = seq.size();
+    // Consecutive unfinished launches keep the alignment; after completed ones it is searched anew.
+    if ((resumed || back == 0) && searches > 0) {
+      --searches;
+      const size_t j = best_context(seq, [](size_t) { return true; });
+      back = j == SIZE_MAX ? 0 : n - j;
+    }
+    const int32_t t = back > 0 && back <= n ? seq[n - back] : -1;
+    seq.push_back(t);
+    if (t < 0 || !token_nccl[size_t(t)]) continue;  // a compute kernel's place (or none known)
+    const int32_t s = token_stream[size_t(t)];
+    const int64_t at = tl.utc_epoch_ns + u.launch;
+    // A stream runs its kernels in order: a later launch on it completed, so this one was a
+    // lost record, not a stuck kernel.
+    if (auto it = last_launch.find(s); it != last_launch.end() && it->second > at) continue;
+    // NCCL launches through one call per version (cuLaunchKernelEx from 2.19; cudaLaunchKernel,
+    // cudaLaunchKernelExC or cudaLaunchCooperativeKernel before): a call this process never
+    // launched an NCCL kernel with was not NCCL's. Only a veto: compute kernels use these calls too.
+    const auto& apis = tl.nccl_launch_apis;
+    if (!apis.empty() && std::find(apis.begin(), apis.end(), u.api) == apis.end()) continue;
+    if (blocked.insert(s).second) out.push_back({s, count[s], at});  // one blocked op per stream
+  }
+  return out;
+}
 }  // namespace
 
 std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
                                    const std::vector<ranks::Iteration>& its, int64_t min_age_ns) {
   std::vector<PendingOp> out;
-  if (tl.pending_nccl.empty() || ops.empty()) return out;
+  if (tl.pending_nccl.empty()) return inferred_pending_ops(tl, ops, min_age_ns);
+  if (ops.empty()) return out;
   // Ops per iteration, when iterations are known: those starting within the last full iteration
   // (between the starts of the last two; with one iteration, within it). Counting by kernel start
   // over a whole period gives the same count as by issue even when the GPU runs behind the host.
@@ -108,17 +189,8 @@ std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vec
     const auto want = p.api == ranks::kNoName ? CollectiveType::Unknown
                                               : collective_of_api(classify_nccl_api(tl.names.str(p.api)));
     size_t best = SIZE_MAX;
-    if (period > 0 && n >= period && compatible(type[n - period], want)) {
-      best = n - period;
-    } else {
-      std::vector<int32_t> rev(stream.rbegin(), stream.rend());  // z on the reversed history
-      const auto z = z_array(rev);
-      size_t best_len = 0;
-      for (size_t j = 1; j < n; ++j) {  // context before j: stream[0..j), reversed starts at n - j
-        const size_t len = std::min(z[n - j], j);
-        if (len > 0 && len >= best_len && compatible(type[j], want)) best = j, best_len = len;
-      }
-    }
+    if (period > 0 && n >= period && compatible(type[n - period], want)) best = n - period;
+    else best = best_context(stream, [&](size_t j) { return compatible(type[j], want); });
     // Nothing tells which communicator it was: keep its issue slot, report nothing.
     const int32_t s = best == SIZE_MAX ? INT32_MIN : stream[best];
     stream.push_back(s), type.push_back(want);

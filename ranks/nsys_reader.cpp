@@ -328,6 +328,7 @@ class Reader {
   struct RuntimeRows {
     std::vector<int64_t> start, corr, gtid;  // launches; corr INT64_MIN when NULL
     std::vector<uint32_t> dur;               // launch call durations (a launch takes microseconds)
+    std::vector<int32_t> sid;                // launch call names (StringIds)
     std::vector<int64_t> other_start, other_end, other_gtid;
     std::vector<int32_t> other_sid;
     std::vector<ApiKind> other_kind;
@@ -355,6 +356,7 @@ class Reader {
         out.dur.push_back(uint32_t(std::min<int64_t>(end - start, UINT32_MAX)));
         out.gtid.push_back(s.i64(2));
         out.corr.push_back(s.null(3) ? INT64_MIN : s.i64(3));
+        out.sid.push_back(int32_t(sid));
       } else if (ApiKind(k) != ApiKind::Other) {
         out.other_start.push_back(start);
         out.other_end.push_back(end);
@@ -380,6 +382,10 @@ class Reader {
       }
       p.corr = {};
     }
+    // Processes with NCCL NVTX ranges: there a launch outside them is not NCCL's.
+    std::vector<uint8_t> labeled(procs_.size(), 0);
+    for (const auto& [key, v] : nccl_ranges_)
+      if (Proc* p = proc(key >> 24)) labeled[size_t(p - procs_.data())] = 1;
     for (size_t row = 0; row < rt.start.size(); ++row) {
       const int64_t gtid = rt.gtid[row];
       Proc* p = proc(pid_of(gtid));
@@ -397,12 +403,32 @@ class Reader {
       if (k < 0) {
         // No kernel for this launch: if NCCL issued it, the collective never completed.
         uint32_t api = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
-        if (api != kNoName) p->tl.pending_nccl.push_back({start, api});
+        if (api != kNoName) {
+          p->tl.pending_nccl.push_back({start, api});
+        } else if (!labeled[pi]) {
+          // CUPTI writes a kernel record when the kernel completes: without NVTX to say whose it
+          // was, keep the launch for pending_ops. Host callbacks (cu/cudaLaunchHostFunc) never
+          // have a kernel record.
+          const uint32_t call = p->name(sids, rt.sid[row]);
+          if (p->tl.names.str(call).find("HostFunc") == std::string::npos)
+            p->tl.unfinished_launches.push_back({start, call});
+        }
         continue;
       }
       p->tl.kernels.launch[size_t(k)] = start;
-      if (p->tl.kernels.is_nccl[size_t(k)])
+      if (p->tl.kernels.is_nccl[size_t(k)]) {
         p->tl.kernels.nccl_api[size_t(k)] = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
+        auto& apis = p->tl.nccl_launch_apis;  // one or two names per process
+        const uint32_t call = p->name(sids, rt.sid[row]);
+        if (std::find(apis.begin(), apis.end(), call) == apis.end()) apis.push_back(call);
+      }
+    }
+    for (auto& p : procs_) {
+      auto& u = p.tl.unfinished_launches;
+      // No launch matched a kernel (kernel correlationIds NULL): no sequence to place them in.
+      if (std::none_of(p.tl.kernels.launch.begin(), p.tl.kernels.launch.end(), [](int64_t t) { return t != kNoTime; }))
+        u = {};
+      std::sort(u.begin(), u.end(), [](const auto& a, const auto& b) { return a.launch < b.launch; });  // rows come in no order
     }
     for (size_t row = 0; row < rt.other_start.size(); ++row) {
       Proc* p = proc(pid_of(rt.other_gtid[row]));

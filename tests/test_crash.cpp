@@ -148,6 +148,10 @@ class Crash : public ::testing::Test {
     }
     auto out = sh(kSim + " " + (root / "healthy").string() + " --layout 2x2x2 --hosts 2 --iterations 6", &st);
     ASSERT_EQ(st, 0) << out;
+    out = sh(kSim + " " + (root / "hang-host").string() +
+                 " --layout 2x2x2 --hosts 2 --iterations 6 --fault hang:3:4 --schema 3.0 --per-host-files",
+             &st);
+    ASSERT_EQ(st, 0) << out;
   }
   static void TearDownTestSuite() { fs::remove_all(root); }
   static fs::path copy(const std::string& from, const std::string& to) {
@@ -173,6 +177,25 @@ void expect_crash(const fs::path& dir) {
   EXPECT_NE(s.report.find("desync of rank 3"), std::string::npos) << s.report;
   EXPECT_EQ(rows(s, "desync", "missing_ranks"), kCrashRows) << s.report;
   EXPECT_EQ(s.summary["capture_ended"].get_array().size(), 0u) << s.report;
+}
+
+// NCCL_NVTX_DISABLE=1, or NVTX not traced: no NCCL API ranges (docs/nsys-export-notes.md 4.2), so
+// nothing labels a blocked rank's launches as NCCL's.
+void strip_nccl_nvtx(const fs::path& dir) {
+  for (const auto& f : fs::directory_iterator(dir)) {
+    if (f.path().extension() != ".sqlite") continue;
+    Db db(f.path());
+    db.exec("DELETE FROM NVTX_EVENTS WHERE domainId = 1");  // the generator's NCCL domain
+    if (db.value("SELECT count(*) FROM NVTX_EVENTS WHERE domainId <> 0") != 0)
+      throw std::runtime_error("NVTX rows left outside the default domain in " + f.path().string());
+  }
+}
+
+void expect_no_desync(const fs::path& dir) {
+  Scan s;
+  ASSERT_NO_FATAL_FAILURE(scan(dir, s));
+  EXPECT_EQ(s.summary["desync"].get_array().size(), 0u) << s.report;
+  EXPECT_EQ(s.report.find("DESYNC"), std::string::npos) << s.report;
 }
 
 }  // namespace
@@ -243,4 +266,66 @@ TEST_F(Crash, HangWithSystemClockStartIsADesync) {
   ASSERT_NO_FATAL_FAILURE(scan(dir, s));
   EXPECT_NE(s.report.find("desync of rank 3"), std::string::npos) << s.report;
   EXPECT_EQ(rows(s, "desync", "missing_ranks"), kCrashRows) << s.report;
+}
+
+// Without NCCL NVTX ranges the blocked ranks' last launches (no kernel record, the GPU idle for the
+// minute until the kill) are placed by the launch sequence: the same crash verdict. 3.0 launches
+// NCCL with cudaLaunchKernel, 3.25 with cuLaunchKernelEx (as the generator's compute kernels do).
+TEST_F(Crash, CrashWithoutNcclNvtxIsTheRootCause) {
+  for (const bool new_schema : {false, true}) {
+    SCOPED_TRACE(new_schema ? "3.25" : "3.0");
+    const auto dir = copy(new_schema ? "hang-3.25" : "hang-3.0", new_schema ? "crash-325-nonvtx" : "crash-30-nonvtx");
+    make_crash(dir, 4, new_schema);
+    strip_nccl_nvtx(dir);
+    expect_crash(dir);
+  }
+}
+
+// One file per host: ANALYSIS_DETAILS spans all its processes, so each one's capture ends with
+// the file's. Without NCCL NVTX ranges: the same desync rows as with them.
+TEST_F(Crash, HangInPerHostFilesWithoutNcclNvtxIsTheSameDesync) {
+  Scan with, without;
+  ASSERT_NO_FATAL_FAILURE(scan(root / "hang-host", with));
+  const auto dir = copy("hang-host", "hang-host-nonvtx");
+  strip_nccl_nvtx(dir);
+  ASSERT_NO_FATAL_FAILURE(scan(dir, without));
+  EXPECT_NE(without.report.find("desync of rank 3"), std::string::npos) << without.report;
+  EXPECT_EQ(rows(without, "desync", "missing_ranks"), rows(with, "desync", "missing_ranks")) << without.report;
+  EXPECT_EQ(rows(without, "desync", "blocked_ranks"), rows(with, "desync", "blocked_ranks")) << without.report;
+  EXPECT_TRUE(rows(without, "desync", "missing_ranks").count({"tp-1", {3}})) << without.report;
+}
+
+// Healthy captures without NCCL NVTX ranges that hold launches without kernel records: no hang.
+TEST_F(Crash, HealthyCaptureCutMidIterationWithoutNcclNvtxIsNoDesync) {
+  // Cut 3 ms into iteration 4: the kernels still queued or running have launch rows only.
+  const auto dir = copy("healthy", "cut-nonvtx");
+  strip_nccl_nvtx(dir);
+  int64_t unfinished = 0;
+  for (int r = 0; r < kRanks; ++r) {
+    Db db(rank_file(dir, r));
+    const int64_t t = db.value("SELECT start FROM NVTX_EVENTS WHERE text = 'ProfilerStep#4'") + 3'000'000;
+    db.exec("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE end > " + std::to_string(t));
+    for (const char* tab : kEventTables)
+      if (db.has_table(tab)) db.exec(std::string("DELETE FROM ") + tab + " WHERE start > " + std::to_string(t));
+    set_capture(db, t + 1'000'000, false);
+    unfinished += launches_without_kernel(db);
+  }
+  EXPECT_GT(unfinished, 0);
+  expect_no_desync(dir);
+}
+
+TEST_F(Crash, HealthyCaptureIdleAtTheEndWithLostRecordsWithoutNcclNvtxIsNoDesync) {
+  // The job ended normally and the capture ran on for a minute; CUPTI lost a few compute kernel
+  // records mid-run: old launches without kernels, all at compute kernels' places.
+  const auto dir = copy("healthy", "idle-nonvtx");
+  strip_nccl_nvtx(dir);
+  for (int r = 0; r < kRanks; ++r) {
+    Db db(rank_file(dir, r));
+    const int64_t before = launches_without_kernel(db);  // other calls (copies, syncs) have none either
+    db.exec("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (SELECT k.rowid FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+            "JOIN StringIds s ON s.id = k.shortName WHERE s.value NOT LIKE 'nccl%' ORDER BY k.start LIMIT 3 OFFSET 500)");
+    set_capture(db, db.value("SELECT duration FROM ANALYSIS_DETAILS") + kKilledAfterNs, false);
+    EXPECT_EQ(launches_without_kernel(db), before + 3) << "rank " << r;
+  }
+  expect_no_desync(dir);
 }

@@ -335,3 +335,40 @@ TEST(RealProfiles, SystemClockStartTimeUsesTheDuration) {
   ASSERT_EQ(tls.size(), 1u);
   EXPECT_EQ(tls[0].capture_end, 1871570402);
 }
+
+// Launches without a kernel record: an NCCL range around one makes it a pending NCCL launch. A
+// process without NCCL ranges keeps them all (but host callbacks, which never have a kernel
+// record) for pending_ops to place, with the calls its completed NCCL kernels were launched by.
+TEST(Fixture, LaunchesWithoutKernelsWithAndWithoutNcclRanges) {
+  TempDir t;
+  const auto path = t.file("u.sqlite");
+  {
+    NsysFixture f(path);
+    for (long long pid : {1, 2}) {
+      f.kernel(pid, 0, 7, 1000, 2000, "gemm", 10);
+      f.kernel(pid, 0, 13, 2100, 3000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 11);
+      f.runtime(pid, pid, 100, 110, "cudaLaunchKernel_v7000", 10);
+      f.runtime(pid, pid, 200, 210, "cuLaunchKernelEx", 11);
+      f.runtime(pid, pid, 5000, 5010, "cuLaunchKernelEx", 13);  // never completed
+      f.runtime(pid, pid, 4000, 4010, "cudaLaunchKernel_v7000", 12);
+      f.runtime(pid, pid, 4500, 4510, "cudaLaunchHostFunc_v10000", 14);
+    }
+    f.range(1, 1, 150, 250, "ncclAllReduce", 1);  // process 1 has NCCL ranges, process 2 none
+    f.range(1, 1, 4950, 5050, "ncclAllReduce", 1);
+  }
+  auto tls = read_nsys(path);
+  ASSERT_EQ(tls.size(), 2u);
+  const auto& with = tls[0].pid == 1 ? tls[0] : tls[1];
+  const auto& without = tls[0].pid == 1 ? tls[1] : tls[0];
+  ASSERT_EQ(with.pending_nccl.size(), 1u);
+  EXPECT_EQ(with.pending_nccl[0].launch, 5000);
+  EXPECT_TRUE(with.unfinished_launches.empty());
+  EXPECT_TRUE(without.pending_nccl.empty());
+  ASSERT_EQ(without.unfinished_launches.size(), 2u);  // in time order, the host callback left out
+  EXPECT_EQ(without.unfinished_launches[0].launch, 4000);
+  EXPECT_EQ(without.names.str(without.unfinished_launches[0].api), "cudaLaunchKernel_v7000");
+  EXPECT_EQ(without.unfinished_launches[1].launch, 5000);
+  EXPECT_EQ(without.names.str(without.unfinished_launches[1].api), "cuLaunchKernelEx");
+  ASSERT_EQ(without.nccl_launch_apis.size(), 1u);
+  EXPECT_EQ(without.names.str(without.nccl_launch_apis[0]), "cuLaunchKernelEx");
+}

@@ -293,3 +293,90 @@ TEST(Replay, PendingLaunchIsPlacedWithoutIterations) {
   EXPECT_EQ(p[0].stream, 21);
   EXPECT_EQ(p[0].seq, 2u);
 }
+
+// Without NCCL NVTX ranges nothing names an unfinished launch: its place in the launch sequence
+// does. Each iteration launches gemm (stream 7), all-reduce (13), gelu (7), all-gather (15), 1000
+// ns apart; in the fourth, gemm completed, then the all-reduce, gelu and all-gather launches never
+// completed, and the GPU sat idle for 60 s until the capture ended.
+namespace {
+struct Launches {
+  ranks::RankTimeline tl;
+  std::vector<CollectiveOp> ops;
+  std::map<int32_t, uint32_t> seq;
+  uint32_t call = 0;
+  void kernel(const char* name, int32_t stream, bool nccl, int64_t launch) {
+    auto& k = tl.kernels;
+    k.start.push_back(launch + 100), k.end.push_back(launch + 600), k.stream.push_back(stream);
+    k.name.push_back(tl.names.intern(name)), k.launch.push_back(launch), k.is_nccl.push_back(nccl);
+    k.nccl_api.push_back(ranks::kNoName);
+    if (!nccl) return;
+    CollectiveOp o;
+    o.stream = stream, o.seq = seq[stream]++, o.launch = launch, o.start = launch + 100, o.end = launch + 600;
+    ops.push_back(o);
+  }
+  // lost: launch time of an all-reduce whose kernel record is missing (CUPTI dropped it).
+  explicit Launches(int64_t lost = -1) {
+    call = tl.names.intern("cuLaunchKernelEx");
+    tl.nccl_launch_apis = {call};
+    for (int64_t i = 0; i < 3; ++i) {
+      const int64_t t = i * 10'000;
+      kernel("gemm", 7, false, t);
+      if (t + 1000 == lost) tl.unfinished_launches.push_back({lost, call});
+      else kernel("ncclDevKernel_AllReduce", 13, true, t + 1000);
+      kernel("gelu", 7, false, t + 2000), kernel("ncclDevKernel_AllGather", 15, true, t + 3000);
+    }
+    kernel("gemm", 7, false, 30'000);
+    for (int64_t t : {31'000, 32'000, 33'000}) tl.unfinished_launches.push_back({t, call});
+    tl.capture_end = 60'000'000'000;
+  }
+};
+}  // namespace
+
+TEST(Replay, UnlabeledUnfinishedLaunchesArePlacedByTheLaunchSequence) {
+  Launches l;
+  auto p = pending_ops(l.tl, l.ops, {});
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].stream, 13);
+  EXPECT_EQ(p[0].seq, 3u);
+  EXPECT_EQ(p[0].launch, 31'000);
+  EXPECT_EQ(p[1].stream, 15);
+  EXPECT_EQ(p[1].seq, 3u);
+  EXPECT_EQ(p[1].launch, 33'000);
+  // With iterations known the result is the same (the sequence, not the period, places them).
+  std::vector<ranks::Iteration> its;
+  for (int i = 0; i < 4; ++i) its.push_back({i, i * 10'000, i * 10'000 + 9'000, 10'000, i == 0});
+  EXPECT_EQ(pending_ops(l.tl, l.ops, its).size(), 2u);
+}
+
+TEST(Replay, UnlabeledUnfinishedLaunchesThatAreNotAHang) {
+  {  // the capture was cut right after them (ends mid-iteration): too young
+    Launches l;
+    l.tl.capture_end = 34'000;
+    EXPECT_TRUE(pending_ops(l.tl, l.ops, {}).empty());
+  }
+  {  // the GPU ran until the capture ended: not stuck
+    Launches l;
+    l.kernel("gemm", 7, false, l.tl.capture_end - 5'000'000);
+    EXPECT_TRUE(pending_ops(l.tl, l.ops, {}).empty());
+  }
+  {  // launched by a call this process never launched NCCL kernels with
+    Launches l;
+    for (auto& u : l.tl.unfinished_launches) u.api = l.tl.names.intern("cudaLaunchKernel_v7000");
+    EXPECT_TRUE(pending_ops(l.tl, l.ops, {}).empty());
+  }
+  {  // the all-reduce completed, only the gelu launch after it did not: a compute kernel's place
+    Launches l;
+    l.kernel("ncclDevKernel_AllReduce", 13, true, 31'000);
+    l.tl.unfinished_launches = {{32'000, l.call}};
+    EXPECT_TRUE(pending_ops(l.tl, l.ops, {}).empty());
+  }
+  {  // a lost record mid-run (later kernels on its stream completed) is no blocked op; the
+     // ones at the end still are
+    Launches l(11'000);
+    auto p = pending_ops(l.tl, l.ops, {});
+    ASSERT_EQ(p.size(), 2u);
+    EXPECT_EQ(p[0].stream, 13);
+    EXPECT_EQ(p[0].seq, 2u);
+    EXPECT_EQ(p[0].launch, 31'000);
+  }
+}

@@ -36,6 +36,19 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
 // all-reduce call is not placed on a send/recv stream). Issue order is by launch call, not kernel
 // start: p2p kernels of two links often start at the same instant. Launches less than
 // `min_age_ns` before the capture ended are ignored (a capture cut mid-collective is not a hang).
+//
+// Without NCCL NVTX ranges (NCCL_NVTX_DISABLE=1, NVTX not traced: pending_nccl empty) the
+// process's launches without a kernel record (RankTimeline::unfinished_launches) stand in. CUPTI
+// writes a kernel record when the kernel completes, so a launch that has none although the capture
+// went on for longer than `min_age_ns`, while the rank's GPU sat idle that long (a blocked rank
+// soon runs out of work that does not depend on the collective), is a kernel that never finished;
+// NCCL kernels are the ones that block on peers. Which kernel it was comes from its place in the
+// rank's whole launch sequence (kernel name and stream of every completed launch): the earlier
+// position whose preceding launches match those before it the longest, one iteration back. It is a
+// pending op on stream s only if that kernel is an NCCL kernel on s, no op launched later on s
+// completed (a stream runs in order: otherwise the record was lost, the kernel not stuck), and its
+// launch call is one this process launched NCCL kernels with (a veto only: compute kernels use the
+// same calls). At most one per stream.
 // Returns (stream, seq, launch) triples.
 struct PendingOp {
   int32_t stream = 0;

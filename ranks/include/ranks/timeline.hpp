@@ -93,6 +93,15 @@ struct RankTimeline {
     uint32_t api = kNoName;
   };
   std::vector<PendingNccl> pending_nccl;
+  // Kernel launch calls (runtime/driver rows) with no kernel record, kept only for processes
+  // without NCCL NVTX ranges (NCCL_NVTX_DISABLE=1, NVTX not traced), where nothing labels a
+  // launch as NCCL's: collectives::pending_ops infers that from the launch sequence.
+  struct UnfinishedLaunch {
+    int64_t launch = 0;
+    uint32_t api = kNoName;  // name of the launch call (cuLaunchKernelEx, cudaLaunchKernel_v7000, ...)
+  };
+  std::vector<UnfinishedLaunch> unfinished_launches;
+  std::vector<uint32_t> nccl_launch_apis;  // launch calls that issued this process's completed NCCL kernels
   std::vector<std::string> warnings;  // recoverable oddities, reported once per file
 };
 
