@@ -351,6 +351,36 @@ TEST(Verdict, HangIsADesyncWithTheFirstMissingOp) {
       << warmup.report;
 }
 
+// Batched p2p: each rank runs both pipeline neighbours on one stream. A hang and a crash in a
+// middle stage still give every link's first missing op (the blocked neighbour's pending launch is
+// placed on its link by the stream's repeating pattern of links).
+TEST(Verdict, HangAndCrashWithOneP2pStreamPerRank) {
+  for (const char* fault : {"hang:13:5", "crash:13:5", "hang:5:6"}) {
+    Analysis r;
+    run(r, std::string("--layout 2x4x4 --hosts 4 --iterations 10 --seed 7 --clock-offset-ms 2 --p2p-streams group --fault ") + fault);
+    SCOPED_TRACE(fault);
+    EXPECT_EQ(count(r.summary, "stragglers"), 0u) << r.report;
+    if (std::string(fault).rfind("hang", 0) == 0) {
+      expect_desync_as_planted(r);
+      continue;
+    }
+    // A crash's truth lists the victims' rows too: its root-cause rows must be the summary's.
+    std::map<std::pair<std::string, int64_t>, int64_t> got;
+    for (element d : simdjson::dom::array(r.summary["desync"])) {
+      std::string name{std::string_view(d["communicator"])};
+      got[{name.substr(0, name.find(':')), int64_t(d["missing_ranks"].at(0))}] += int64_t(d["seq"]);
+    }
+    size_t roots = 0;
+    for (element d : simdjson::dom::array(r.truth["expected"]["desync"]))
+      if (bool(d["root_cause"])) {
+        ++roots;
+        const std::pair<std::string, int64_t> key{std::string(std::string_view(d["communicator"])), int64_t(d["missing_ranks"].at(0))};
+        EXPECT_EQ(got[key], int64_t(d["seq"])) << key.first << "\n" << r.report;
+      }
+    EXPECT_GE(roots, 3u);
+  }
+}
+
 // Deeper pipelines: the stages upstream of the hung rank block in their p2p and never reach their
 // own all-reduces; they are victims (HDF5 /desync, root_cause 0), not the culprit, nor stragglers.
 TEST(Verdict, HangInADeepPipelineNamesOnlyTheStoppedRank) {
