@@ -45,6 +45,28 @@ size_t onset_index(const std::vector<double>& blame) {
   return blame.size() >= 2 && blame.back() >= 0.5 * level ? blame.size() - 1 : SIZE_MAX;
 }
 
+// The onset of a rank's excess that is judged over [from, to): its level there, traced back to the
+// first iteration from which it (nearly) always stays at half that level. A window that opens at a
+// later fault's change point must not move an earlier onset of this rank to it.
+size_t onset_before(const std::vector<double>& excess, size_t from, size_t to) {
+  std::vector<double> in(excess.begin(), excess.begin() + long(to));
+  std::fill(in.begin(), in.begin() + long(std::min(from, to)), 0.0);
+  const size_t in_window = onset_index(in);
+  if (in_window == SIZE_MAX) return SIZE_MAX;
+  std::vector<double> positive;
+  for (size_t i = from; i < to; ++i)
+    if (excess[i] > 0) positive.push_back(excess[i]);
+  std::sort(positive.begin(), positive.end());
+  const double half = 0.5 * median(std::vector<double>(positive.begin() + long(positive.size() / 2), positive.end()));
+  for (size_t i = 1; i + 1 < in_window; ++i) {
+    if (excess[i] < half || excess[i + 1] < half) continue;
+    size_t high = 0;
+    for (size_t j = i; j < to; ++j) high += excess[j] >= half;
+    if (high * 4 >= (to - i) * 3) return i;
+  }
+  return in_window;
+}
+
 // Time per kernel of `name` on a rank over iterations [from, to) (ns), or -1 if it has none.
 double per_kernel_ns(const RankEvidence& r, const std::string& name, size_t from, size_t to) {
   for (size_t n = 0; n < r.top_names.size(); ++n) {
@@ -387,9 +409,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
       s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
       s.score = best_z[i];
       v.score[i] = std::max(v.score[i], s.score);
-      std::vector<double> in_window(excess[i].begin(), excess[i].begin() + long(win.to));
-      std::fill(in_window.begin(), in_window.begin() + long(win.from), 0.0);
-      const size_t on = onset_index(in_window);
+      const size_t on = onset_before(excess[i], win.from, win.to);
       const size_t from = on == SIZE_MAX ? win.from : on;
       if (on != SIZE_MAX) s.onset_iteration = number(r, on);
       std::vector<const RankEvidence*> others;
