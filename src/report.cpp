@@ -161,7 +161,7 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
                       x.layout.source == "given" ? "given with --layout" : "inferred from who talks to whom",
                       100.0 * x.layout.consistency);
   } else {
-    os << "  layout: unknown (no --layout, and the communicators found fit no TP x PP x DP layout); each rank is "
+    os << "  layout: unknown (no --layout, and the communicators found do not determine a TP x PP x DP layout); each rank is "
           "compared with all ranks\n";
   }
   for (const auto& n : x.layout.notes)

@@ -200,3 +200,16 @@ TEST(Communicators, LinkOpsMatchedByEndsFollowingDrift) {
   for (size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(pairs[i].first, 2 * pairs[i].second);
 }
 
+
+TEST(Communicators, PairsAndAllToAllAreNoPipeline) {
+  // One SendRecv pair and nothing else: a pipeline of two or an all-to-all of two; no layout.
+  std::vector<topology::ObservedGroup> pair = {{{0, 1}, true, 33}};
+  EXPECT_FALSE(topology::infer_layout(pair, {0, 1}));
+  // Every rank talking p2p to three others is all-to-all, not a chain: no pipeline from it (and
+  // those links fit no layout, so none is claimed).
+  std::vector<topology::ObservedGroup> a2a;
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) a2a.push_back({{a, b}, true, 10});
+  a2a.push_back({{0, 1, 2, 3}, false, 40});
+  EXPECT_FALSE(topology::infer_layout(a2a, {0, 1, 2, 3}));
+}

@@ -38,10 +38,16 @@ int pipeline_length(const std::vector<ObservedGroup>& groups, const std::vector<
   for (int r : ranks) parent[r] = r;
   std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
   bool any = false;
+  std::map<int, std::set<int>> peers;
   for (const auto& g : groups)
-    if (g.p2p && g.ranks.size() == 2 && parent.count(g.ranks[0]) && parent.count(g.ranks[1]))
+    if (g.p2p && g.ranks.size() == 2 && parent.count(g.ranks[0]) && parent.count(g.ranks[1])) {
       parent[find(g.ranks[0])] = find(g.ranks[1]), any = true;
+      peers[g.ranks[0]].insert(g.ranks[1]), peers[g.ranks[1]].insert(g.ranks[0]);
+    }
   if (!any) return 1;
+  // A pipeline is a chain: at most two neighbours per rank. More is all-to-all done with p2p.
+  for (const auto& [r, p] : peers)
+    if (p.size() > 2) return 1;
   // The most common chain length: one spurious link (a chance coincidence) joining two pipelines
   // must not double the pipeline depth.
   std::map<int, int> size, lengths;
@@ -59,6 +65,9 @@ std::optional<LayoutGuess> infer_layout(const std::vector<ObservedGroup>& groups
   if (ranks.empty() || groups.empty()) return std::nullopt;
   const int world = ranks.back() + 1;
   const int pp = pipeline_length(groups, ranks);
+  // One pair talking p2p and nothing else is as much an all-to-all as a pipeline: no layout.
+  if (world == 2 && pp == 2 && std::none_of(groups.begin(), groups.end(), [](auto& g) { return !g.p2p; }))
+    return std::nullopt;
   // Candidate TP sizes: the size of each collective group kind, most frequent first, and 1.
   std::map<size_t, double> ops_by_size;
   for (const auto& g : groups)
