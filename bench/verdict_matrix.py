@@ -129,7 +129,8 @@ def convention_choices(truth):
     return {"schema " + str(c.get("schema")), "gpus/host " + str(c.get("gpus_per_host")),
             "files " + str(c.get("file_layout")), "markers " + ("yes" if c.get("iteration_markers") else "no"),
             "cuda graphs " + ("on some ranks" if graphs else "none"),
-            "device ids " + str(c.get("device_ids")), "pids " + str(c.get("pids"))}
+            "device ids " + str(c.get("device_ids")), "pids " + str(c.get("pids")),
+            "p2p streams " + str(c.get("p2p_streams"))}
 
 
 def comm_base(name):
