@@ -1,4 +1,5 @@
 // Per-rank metrics on hand-built timelines whose answers are computed by hand.
+#include <memory>
 #include <gtest/gtest.h>
 
 #include "ranks/histogram.hpp"
@@ -148,4 +149,20 @@ TEST(Histogram, DistributionQuantiles) {
   EXPECT_DOUBLE_EQ(d.min, 1);
   EXPECT_DOUBLE_EQ(d.max, 5);
   EXPECT_NEAR(d.stddev, 1.5811388, 1e-6);
+}
+
+// Repro D3: a copied StringTable must index its own strings (it kept views into the original's,
+// freed when the process list grew); caught by AddressSanitizer, and here by overwriting the original.
+TEST(StringTable, CopyIndexesItsOwnStrings) {
+  auto original = std::make_unique<ranks::StringTable>();
+  const uint32_t a = original->intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL_with_a_long_name");
+  original->intern("flash_fwd_kernel_with_a_name_longer_than_small_string_buffers");
+  ranks::StringTable copy = *original;
+  *original = ranks::StringTable();
+  for (int i = 0; i < 64; ++i) original->intern(std::string(80, char('a' + i % 26)) + std::to_string(i));
+  original.reset();
+  EXPECT_EQ(copy.intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL_with_a_long_name"), a);
+  EXPECT_EQ(copy.size(), 2u);
+  ranks::StringTable moved = std::move(copy);
+  EXPECT_EQ(moved.intern("flash_fwd_kernel_with_a_name_longer_than_small_string_buffers"), 1u);
 }

@@ -14,11 +14,27 @@ namespace ranks {
 // Interned strings: analyses compare ids, never text.
 class StringTable {
  public:
+  StringTable() = default;
+  // The index holds views into the strings: a copy must index its own strings, not the
+  // original's (a copied table kept views into a freed original: repro D3).
+  StringTable(const StringTable& o) : strings_(o.strings_) { reindex(); }
+  StringTable& operator=(const StringTable& o) {
+    if (this != &o) strings_ = o.strings_, reindex();
+    return *this;
+  }
+  // A moved deque keeps its elements (and their addresses): the views stay valid.
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+
   uint32_t intern(std::string_view s);
   const std::string& str(uint32_t id) const { return strings_[id]; }
   size_t size() const { return strings_.size(); }
 
  private:
+  void reindex() {
+    index_.clear();
+    for (uint32_t i = 0; i < strings_.size(); ++i) index_.emplace(strings_[i], i);
+  }
   std::deque<std::string> strings_;                      // deque: element addresses stay valid
   std::unordered_map<std::string_view, uint32_t> index_;  // views into strings_
 };
