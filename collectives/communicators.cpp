@@ -46,7 +46,11 @@ void score_family(Family& f, const CommunicatorOptions& opt) {
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i + 1; j < n; ++j) {
       if (f.s[i]->rank == f.s[j]->rank) continue;
-      int64_t sc = lockstep_score(f.s[i]->first_ends, f.s[j]->first_ends);
+      // Members end their first op together, up to the hosts' clock error (ops pair by position,
+      // so they must start at the same op): further apart, no need to score.
+      const auto &ea = f.s[i]->first_ends, &eb = f.s[j]->first_ends;
+      if (!ea.empty() && !eb.empty() && abs64(ea.front() - eb.front()) > opt.max_clock_error_ns) continue;
+      int64_t sc = lockstep_score(ea, eb);
       if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
         const auto& a = f.s[i]->first_ends;
         const auto& b = f.s[j]->first_ends;

@@ -76,15 +76,43 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
     return false;
   };
   std::vector<Cand> cands, fallback;
+  std::set<std::pair<size_t, size_t>> tried;
+  auto test = [&](size_t i, size_t j) {
+    if (i > j) std::swap(i, j);
+    if (i == j || s[i]->rank == s[j]->rank || !tried.insert({i, j}).second) return;
+    const bool same_host = s[i]->clock_domain != 0 && s[i]->clock_domain == s[j]->clock_domain;
+    auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns);
+    if (!c) return;
+    c->a = i, c->b = j;
+    (co_members(s[i]->rank, s[j]->rank) ? fallback : cands).push_back(std::move(*c));
+  };
+  // Comparing every pair is quadratic in the ranks. A job's pipelines repeat one pattern, so the
+  // rank distances of a few seed streams' best peers (found by a full search) say where to look
+  // for everyone else's; streams left with no candidate there get the full search.
+  const size_t seeds = std::min<size_t>(s.size(), 8);
+  std::set<int32_t> distances;
+  for (size_t k = 0; k < seeds; ++k) {
+    const size_t i = k * s.size() / seeds;
+    std::vector<const Cand*> mine;
+    const size_t before = cands.size();
+    for (size_t j = 0; j < s.size(); ++j) test(i, j);
+    for (size_t c = before; c < cands.size(); ++c) mine.push_back(&cands[c]);
+    std::sort(mine.begin(), mine.end(), [](auto* x, auto* y) { return std::tie(y->share, x->spread) < std::tie(x->share, y->spread); });
+    for (size_t m = 0; m < std::min<size_t>(2, mine.size()); ++m)
+      distances.insert(std::abs(s[mine[m]->a]->rank - s[mine[m]->b]->rank));
+  }
+  std::map<int32_t, std::vector<size_t>> of_rank;
+  for (size_t i = 0; i < s.size(); ++i) of_rank[s[i]->rank].push_back(i);
   for (size_t i = 0; i < s.size(); ++i)
-    for (size_t j = i + 1; j < s.size(); ++j) {
-      if (s[i]->rank == s[j]->rank) continue;
-      const bool same_host = s[i]->clock_domain != 0 && s[i]->clock_domain == s[j]->clock_domain;
-      auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns);
-      if (!c) continue;
-      c->a = i, c->b = j;
-      (co_members(s[i]->rank, s[j]->rank) ? fallback : cands).push_back(std::move(*c));
-    }
+    for (int32_t d : distances)
+      for (int32_t r : {s[i]->rank - d, s[i]->rank + d})
+        if (auto it = of_rank.find(r); it != of_rank.end())
+          for (size_t j : it->second) test(i, j);
+  std::vector<uint8_t> has(s.size(), 0);
+  for (const auto& c : cands) has[c.a] = has[c.b] = 1;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!has[i])
+      for (size_t j = 0; j < s.size(); ++j) test(i, j);
   // Best first: the largest share (10% steps), then the tightest, then the most ops.
   auto order = [](std::vector<Cand>& v) {
     std::sort(v.begin(), v.end(), [](auto& x, auto& y) {
