@@ -44,6 +44,20 @@ ClockEdge fit_pair(int a, int b, const std::vector<int64_t>& end_a, const std::v
   return e;
 }
 
+std::vector<ClockEdge> trusted_edges(const std::vector<ClockEdge>& edges, size_t* left_out) {
+  std::vector<ClockEdge> out;
+  size_t dropped = 0;
+  for (const auto& e : edges) {
+    const bool ok = e.ops >= kTieOps ||
+                    (e.spread_ns <= kMaxEdgeSpreadNs &&
+                     (std::abs(e.offset_ns) <= kNtpErrorNs || (e.spread_ns <= kTightSpreadNs && e.ops >= kLongEdgeOps)));
+    if (ok) out.push_back(e);
+    else ++dropped;
+  }
+  if (left_out) *left_out = dropped;
+  return out;
+}
+
 ClockSolution solve_clocks(int n, const std::vector<ClockEdge>& edges, int reference) {
   ClockSolution s;
   s.offset_ns.assign(size_t(n), 0);

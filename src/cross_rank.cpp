@@ -214,8 +214,6 @@ void allreduce_sum(MPI_Comm comm, std::vector<double>& v) {
 
 int64_t sent(const std::string& s) { return int64_t(s.size()); }
 
-constexpr double kMaxEdgeSpreadNs = 100'000;  // wider: a wrong pairing, not a clock measurement
-constexpr double kNtpErrorNs = 20'000'000;    // NTP keeps hosts within ms; beyond this needs proof
 
 double max_offset(const c::ClockSolution& cs, const std::vector<c::StreamSummary>& streams) {
   double m = 0;
@@ -306,18 +304,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   int reference = world;
   for (const auto& in : streams) reference = std::min(reference, int(in.rank));
   MPI_Allreduce(MPI_IN_PLACE, &reference, 1, MPI_INT, MPI_MIN, comm);
-  // Edge hygiene: members of one collective end within microseconds, so a pair whose differences
-  // spread wider was matched wrongly, not measured; and an offset far beyond NTP error (tens of
-  // ms) is believed only on overwhelming evidence (tight and long).
-  std::vector<c::ClockEdge> trusted;
-  int64_t distrusted = 0;
-  for (const auto& e : edges) {
-    const bool tie = e.ops >= c::kTieOps;
-    const bool ok = tie || (e.spread_ns <= kMaxEdgeSpreadNs &&
-                            (std::abs(e.offset_ns) <= kNtpErrorNs || (e.spread_ns <= 20'000 && e.ops >= 64)));
-    if (ok) trusted.push_back(e);
-    else ++distrusted;
-  }
+  size_t distrusted = 0;
+  const std::vector<c::ClockEdge> trusted = c::trusted_edges(edges, &distrusted);
   res.clocks = c::solve_clocks(world, clock_correction ? trusted : std::vector<c::ClockEdge>{},
                                reference < world ? reference : 0);
   // A correction that makes the clock condition worse (more ops ending before their last member
@@ -337,7 +325,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
       res.clocks = c::solve_clocks(world, {}, reference < world ? reference : 0);
     }
   }
-  if (distrusted) res.clock.distrusted_edges = distrusted;
+  if (distrusted) res.clock.distrusted_edges = int64_t(distrusted);
   std::vector<double> spreads;
   for (const auto& e : edges)
     if (e.ops < c::kTieOps) spreads.push_back(e.spread_ns);  // measured edges, not same-file ties

@@ -78,3 +78,25 @@ TEST(Clock, SameFileTiesDoNotMoveTheReferenceTime) {
   EXPECT_NEAR(s.offset_ns[2], 1.5e6, 1e3);
   EXPECT_NEAR(s.offset_ns[1], 0, 1);
 }
+
+TEST(Clock, WrongPairingsAndImplausibleOffsetsAreLeftOut) {
+  auto edge = [](double offset, double spread, int64_t ops) {
+    ClockEdge e;
+    e.a = 1, e.b = 0, e.offset_ns = offset, e.spread_ns = spread, e.ops = ops;
+    return e;
+  };
+  size_t left_out = 0;
+  const auto kept = trusted_edges({edge(2e6, 3e3, 40),          // 2 ms, tight: a measurement
+                                   edge(1e6, 400e3, 500),       // 0.4 ms spread: a wrong pairing
+                                   edge(62'087e6, 5e3, 500),    // 62 s, tight and long: believed
+                                   edge(62'087e6, 5e3, 20),     // 62 s on 20 ops: not
+                                   edge(-11.6e6, 50e3, 30),     // 11.6 ms, plausible
+                                   edge(1e9, 0, kTieOps)},      // a same-file tie: always kept
+                                  &left_out);
+  EXPECT_EQ(left_out, 2u);
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_DOUBLE_EQ(kept[0].offset_ns, 2e6);
+  EXPECT_DOUBLE_EQ(kept[1].offset_ns, 62'087e6);
+  EXPECT_DOUBLE_EQ(kept[2].offset_ns, -11.6e6);
+  EXPECT_EQ(kept[3].ops, kTieOps);
+}

@@ -40,6 +40,14 @@ struct ClockSolution {
   }
 };
 
+// The edges worth solving with. Members of one collective end within microseconds, so a pair
+// whose differences spread wider than kMaxEdgeSpreadNs was matched wrongly, not measured; an
+// offset beyond kNtpErrorNs (NTP keeps hosts within ms) is believed only from a tight
+// (kTightSpreadNs) and long (kLongEdgeOps) fit. Same-clock ties always stay. `left_out` counts the rest.
+constexpr double kMaxEdgeSpreadNs = 100'000, kNtpErrorNs = 20'000'000, kTightSpreadNs = 20'000;
+constexpr int64_t kLongEdgeOps = 64;
+std::vector<ClockEdge> trusted_edges(const std::vector<ClockEdge>& edges, size_t* left_out = nullptr);
+
 // n ranks; edges over ranks 0..n-1; `reference` gets offset 0. Deterministic.
 ClockSolution solve_clocks(int n, const std::vector<ClockEdge>& edges, int reference);
 
