@@ -308,21 +308,42 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   const std::vector<c::ClockEdge> trusted = c::trusted_edges(edges, &distrusted);
   res.clocks = c::solve_clocks(world, clock_correction ? trusted : std::vector<c::ClockEdge>{},
                                reference < world ? reference : 0);
-  // A correction that makes the clock condition worse (more ops ending before their last member
-  // arrived) is wrong somewhere: never apply it.
-  if (clock_correction) {
-    std::vector<int64_t> v(2, 0);
-    c::RankAccumulator scratch(world);
+  // 4. Replay owned communicators; per-rank sums over all processes.
+  std::vector<double> comm_stats(res.comms.size() * 5, 0.0);  // matched, median transfer, mismatch, viol before/after
+  std::vector<DesyncRow> my_desync, my_ended;
+  auto replay_all = [&] {
+    res.acc = c::RankAccumulator(world);
+    std::fill(comm_stats.begin(), comm_stats.end(), 0.0);
+    my_desync.clear(), my_ended.clear(), res.owned.clear();
     for (auto& [ci, oi] : owned) {
-      const auto rp = c::replay_communicator(oi.members, res.clocks, scratch);
-      v[0] += rp.clock_violations_before, v[1] += rp.clock_violations_after;
+      auto replay = c::replay_communicator(oi.members, res.clocks, res.acc);
+      comm_stats[ci * 5 + 0] = double(replay.ops.size());
+      comm_stats[ci * 5 + 1] = replay.median_transfer_ns;
+      comm_stats[ci * 5 + 2] = double(replay.mismatch_seq + 1);
+      comm_stats[ci * 5 + 3] = double(replay.clock_violations_before);
+      comm_stats[ci * 5 + 4] = double(replay.clock_violations_after);
+      res.comms[ci].mismatch = replay.mismatch;
+      for (const auto& d : replay.desync)
+        my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
+      for (const auto& d : replay.capture_ended)
+        my_ended.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
+      res.owned.push_back({ci, std::move(replay)});
     }
-    MPI_Allreduce(MPI_IN_PLACE, v.data(), 2, MPI_INT64_T, MPI_SUM, comm);
-    if (v[1] > v[0]) {
+    allreduce_sum(comm, comm_stats);  // the same sums on every process: they decide alike below
+  };
+  replay_all();
+  // A correction that makes the clock condition worse (more ops ending before their last member
+  // arrived) is wrong somewhere: never apply it. The replay counted both; replay again only then.
+  if (clock_correction) {
+    int64_t before = 0, after = 0;
+    for (size_t ci = 0; ci < res.comms.size(); ++ci)
+      before += int64_t(comm_stats[ci * 5 + 3]), after += int64_t(comm_stats[ci * 5 + 4]);
+    if (after > before) {
       res.clock.rejected = fmt::format("the fitted correction (max offset {:.3f} ms) would raise clock-condition "
                                        "violations from {} to {}; clocks left as recorded",
-                                       max_offset(res.clocks, streams) / 1e6, v[0], v[1]);
+                                       max_offset(res.clocks, streams) / 1e6, before, after);
       res.clocks = c::solve_clocks(world, {}, reference < world ? reference : 0);
+      replay_all();
     }
   }
   if (distrusted) res.clock.distrusted_edges = int64_t(distrusted);
@@ -338,25 +359,6 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     res.clock.unaligned_ranks += !res.clocks.aligned[size_t(r)];
   }
 
-  // 4. Replay owned communicators; per-rank sums over all processes.
-  res.acc = c::RankAccumulator(world);
-  std::vector<double> comm_stats(res.comms.size() * 5, 0.0);  // matched, median transfer, mismatch, viol before/after
-  std::vector<DesyncRow> my_desync, my_ended;
-  for (auto& [ci, oi] : owned) {
-    auto replay = c::replay_communicator(oi.members, res.clocks, res.acc);
-    comm_stats[ci * 5 + 0] = double(replay.ops.size());
-    comm_stats[ci * 5 + 1] = replay.median_transfer_ns;
-    comm_stats[ci * 5 + 2] = double(replay.mismatch_seq + 1);
-    comm_stats[ci * 5 + 3] = double(replay.clock_violations_before);
-    comm_stats[ci * 5 + 4] = double(replay.clock_violations_after);
-    res.comms[ci].mismatch = replay.mismatch;
-    for (const auto& d : replay.desync)
-      my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
-    for (const auto& d : replay.capture_ended)
-      my_ended.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
-    res.owned.push_back({ci, std::move(replay)});
-  }
-  allreduce_sum(comm, comm_stats);
   for (size_t ci = 0; ci < res.comms.size(); ++ci) {
     auto& s = res.comms[ci];
     s.matched_ops = int64_t(comm_stats[ci * 5]), s.median_transfer_ns = comm_stats[ci * 5 + 1];
