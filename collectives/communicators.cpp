@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -16,8 +17,6 @@ namespace collectives {
 namespace {
 
 using ranks::median;
-
-int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
 
 // The q-quantile of v (v is reordered).
@@ -49,14 +48,14 @@ void score_family(Family& f, const CommunicatorOptions& opt) {
       // Members end their first op together, up to the hosts' clock error (ops pair by position,
       // so they must start at the same op): further apart, no need to score.
       const auto &ea = f.s[i]->first_ends, &eb = f.s[j]->first_ends;
-      if (!ea.empty() && !eb.empty() && abs64(ea.front() - eb.front()) > opt.max_clock_error_ns) continue;
+      if (!ea.empty() && !eb.empty() && std::abs(ea.front() - eb.front()) > opt.max_clock_error_ns) continue;
       int64_t sc = lockstep_score(ea, eb);
       if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
         const auto& a = f.s[i]->first_ends;
         const auto& b = f.s[j]->first_ends;
         std::vector<int64_t> d;
         for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) d.push_back(a[k] - b[k]);
-        if (!d.empty() && abs64(quantile(d, 0.5)) > opt.same_host_ns) sc = INT64_MAX - 1;
+        if (!d.empty() && std::abs(quantile(d, 0.5)) > opt.same_host_ns) sc = INT64_MAX - 1;
       }
       f.score[i][j] = f.score[j][i] = sc;
       best[i] = std::min(best[i], sc), best[j] = std::min(best[j], sc);
@@ -183,7 +182,7 @@ int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>
   // 90th percentile of the op-to-op change of the difference: members stay within noise at every
   // op, distinct groups wander at iteration boundaries even when ops within a burst line up.
   std::vector<int64_t> d(n - 1);
-  for (size_t i = 1; i < n; ++i) d[i - 1] = abs64((a[i] - b[i]) - (a[i - 1] - b[i - 1]));
+  for (size_t i = 1; i < n; ++i) d[i - 1] = std::abs((a[i] - b[i]) - (a[i - 1] - b[i - 1]));
   const int64_t step = quantile(d, 0.9);
   // Spread of the difference around a line (drift): catches slow wander that each step hides.
   std::vector<int64_t> x(n), first, second;
@@ -195,7 +194,7 @@ int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>
   std::vector<int64_t> r(n);
   for (size_t i = 0; i < n; ++i) r[i] = x[i] - int64_t(slope * double(b[i] - b[0]));
   const int64_t mid = quantile(r, 0.5);
-  for (auto& v : r) v = abs64(v - mid);
+  for (auto& v : r) v = std::abs(v - mid);
   const int64_t spread = int64_t(1.4826 * double(quantile(r, 0.5)));
   return std::max(step, spread);
 }
@@ -221,8 +220,8 @@ std::vector<std::pair<uint32_t, uint32_t>> match_link_ops(const std::vector<int6
     const int64_t want = end_a[i] - off;  // where the peer's op should end on b's clock
     while (j < ob.size() && end_b[ob[j]] < want - tolerance_ns) ++j;
     // the closest of the candidates within tolerance
-    while (j + 1 < ob.size() && abs64(end_b[ob[j + 1]] - want) < abs64(end_b[ob[j]] - want)) ++j;
-    if (j < ob.size() && abs64(end_b[ob[j]] - want) <= tolerance_ns) {
+    while (j + 1 < ob.size() && std::abs(end_b[ob[j + 1]] - want) < std::abs(end_b[ob[j]] - want)) ++j;
+    if (j < ob.size() && std::abs(end_b[ob[j]] - want) <= tolerance_ns) {
       const int64_t d = end_a[i] - end_b[ob[j]];
       off += (d - off) / 4;  // follow slow drift
       out.push_back({i, ob[j]});

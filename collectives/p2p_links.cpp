@@ -1,14 +1,13 @@
 #include "p2p_links.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 
 namespace collectives {
 namespace {
-
-int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
 constexpr int64_t kWindowNs = 24'000;  // the ends of one p2p op, noise (real pairs ~10 us) included
 
@@ -38,7 +37,7 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
   std::vector<D> ds;
   for (uint32_t i = 0; i < a.first_ends.size(); ++i)
     for (uint32_t j = 0; j < b.first_ends.size(); ++j)
-      if (const int64_t d = a.first_ends[i] - b.first_ends[j]; abs64(d) <= max_off) ds.push_back({d, i, j});
+      if (const int64_t d = a.first_ends[i] - b.first_ends[j]; std::abs(d) <= max_off) ds.push_back({d, i, j});
   if (ds.size() < 3) return std::nullopt;
   std::sort(ds.begin(), ds.end(), [](auto& x, auto& y) { return x.d < y.d; });
   size_t bl = 0, bh = 0;  // densest window of differences: the offset of a true peer
@@ -48,12 +47,12 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
   }
   const int64_t mode = ds[bl + (bh - bl) / 2].d;
   std::vector<D> in(ds.begin() + long(bl), ds.begin() + long(bh) + 1);
-  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) { return abs64(x.d - mode) < abs64(y.d - mode); });
+  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) { return std::abs(x.d - mode) < std::abs(y.d - mode); });
   Cand c;
   c.used_a.assign(a.first_ends.size(), 0), c.used_b.assign(b.first_ends.size(), 0);
   std::vector<int64_t> dist;
   for (const auto& p : in)  // one peer op each, closest to the offset first
-    if (!c.used_a[p.i] && !c.used_b[p.j]) c.used_a[p.i] = c.used_b[p.j] = 1, dist.push_back(abs64(p.d - mode)), ++c.count;
+    if (!c.used_a[p.i] && !c.used_b[p.j]) c.used_a[p.i] = c.used_b[p.j] = 1, dist.push_back(std::abs(p.d - mode)), ++c.count;
   std::nth_element(dist.begin(), dist.begin() + long(dist.size() / 2), dist.end());
   c.offset = mode, c.spread = dist[dist.size() / 2];
   const size_t oa = overlapping(a.first_ends, b.first_ends, mode), ob = overlapping(b.first_ends, a.first_ends, -mode);

@@ -32,14 +32,19 @@ double mean_from(const std::vector<double>& v, size_t from, size_t to) {
   return n ? s / double(n) : 0;
 }
 
-size_t onset_index(const std::vector<double>& blame) {
+// Its level once it is slow: the median of the upper half of the positive values in [from, to);
+// 0 when none is positive.
+double slow_level(const std::vector<double>& v, size_t from, size_t to) {
   std::vector<double> positive;
-  for (size_t i = 1; i < blame.size(); ++i)
-    if (blame[i] > 0) positive.push_back(blame[i]);
+  for (size_t i = from; i < to && i < v.size(); ++i)
+    if (v[i] > 0) positive.push_back(v[i]);
   std::sort(positive.begin(), positive.end());
-  if (positive.empty()) return SIZE_MAX;
-  // Median over the late half: its level once it is slow.
-  const double level = median(std::vector<double>(positive.begin() + long(positive.size() / 2), positive.end()));
+  return median(std::vector<double>(positive.begin() + long(positive.size() / 2), positive.end()));
+}
+
+size_t onset_index(const std::vector<double>& blame) {
+  const double level = slow_level(blame, 1, blame.size());
+  if (level <= 0) return SIZE_MAX;
   for (size_t i = 1; i + 1 < blame.size(); ++i)
     if (blame[i] >= 0.5 * level && blame[i + 1] >= 0.5 * level) return i;
   return blame.size() >= 2 && blame.back() >= 0.5 * level ? blame.size() - 1 : SIZE_MAX;
@@ -53,11 +58,7 @@ size_t onset_before(const std::vector<double>& excess, size_t from, size_t to) {
   std::fill(in.begin(), in.begin() + long(std::min(from, to)), 0.0);
   const size_t in_window = onset_index(in);
   if (in_window == SIZE_MAX) return SIZE_MAX;
-  std::vector<double> positive;
-  for (size_t i = from; i < to; ++i)
-    if (excess[i] > 0) positive.push_back(excess[i]);
-  std::sort(positive.begin(), positive.end());
-  const double half = 0.5 * median(std::vector<double>(positive.begin() + long(positive.size() / 2), positive.end()));
+  const double half = 0.5 * slow_level(excess, from, to);
   for (size_t i = 1; i + 1 < in_window; ++i) {
     if (excess[i] < half || excess[i + 1] < half) continue;
     size_t high = 0;
