@@ -303,7 +303,7 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
     }
     if (auto guess = topology::infer_layout(obs, std::vector<int>(present.begin(), present.end()))) {
       res.layout.layout = guess->layout, res.layout.source = "inferred";
-      res.layout.notes.push_back("layout inferred from " + guess->how);
+      res.layout.how = "inferred from " + guess->how;
     }
   }
   if (res.layout.layout) {

@@ -165,7 +165,7 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
           "compared with all ranks\n";
   }
   for (const auto& n : x.layout.notes)
-    if (n.rfind("layout inferred from", 0) != 0) os << "  note: " << printable(n) << "\n";
+    os << "  note: " << printable(n) << "\n";
   for (const auto& c : x.comms)
     if (c.mismatch_seq >= 0) os << fmt::format("  MISMATCH {} op {}: {}\n", c.name, c.mismatch_seq, printable(c.mismatch));
   // Unequal op counts that are no desync: captures that ended at different times.

@@ -44,6 +44,7 @@ std::string summary_json(const RunSummaryInput& in) {
     j.begin_object().key("tp").value(l.tp).key("pp").value(l.pp).key("dp").value(l.dp);
     j.key("order").value(topology::rank_order_name(l.order)).key("source").value(in.cross->layout.source);
     j.key("consistency").value(in.cross->layout.consistency).key("notes").begin_array();
+    if (!in.cross->layout.how.empty()) j.value("layout " + in.cross->layout.how);  // as before: first note
     for (const auto& n : in.cross->layout.notes) j.value(n);
     j.end_array().end_object();
   } else {

@@ -72,6 +72,7 @@ struct LayoutFinding {
   std::optional<topology::ParallelLayout> layout;
   std::string source;                // "given", "inferred", or "" (none)
   double consistency = 0;            // share of communicators that are groups of the layout
+  std::string how;                   // inferred: from what ("inferred from 24 collective groups and ...")
   std::vector<std::string> notes;    // what the data could not decide; disagreements with --layout
 };
 
