@@ -9,27 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include "shell.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result sh(const std::string& cmd) {
-  Result r;
-  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-                     "timeout 300 " + cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using testsh::sh;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

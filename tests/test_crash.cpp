@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <vector>
+#include "shell.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,16 +23,7 @@ const std::string kScan = SS_SCAN_BIN, kSim = SS_SIM_BIN;
 constexpr int kCrashed = 3, kRanks = 8;
 constexpr int64_t kKilledAfterNs = 60'000'000'000, kSystemClockNs = 515'396'806'359'142;
 
-std::string sh(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+using testsh::sh;
 
 class Db {
  public:

@@ -21,23 +21,15 @@
 using namespace ranks;
 namespace fs = std::filesystem;
 
+#include "timeline_builder.hpp"
+#include "shell.hpp"
+
 namespace {
 
 constexpr const char* kSendRecv = "ncclDevKernel_SendRecv";
 constexpr int64_t kMs = 1'000'000;
 
-struct Builder {
-  RankTimeline tl;
-  void kernel(int64_t s, int64_t e, const char* name, bool nccl, int stream = 7, int64_t launch = kNoTime) {
-    auto& k = tl.kernels;
-    k.start.push_back(s), k.end.push_back(e), k.stream.push_back(stream), k.name.push_back(tl.names.intern(name));
-    k.launch.push_back(launch), k.nccl_api.push_back(kNoName), k.is_nccl.push_back(nccl);
-  }
-  void marker(int64_t s, int64_t e, const char* name) {
-    auto& n = tl.nvtx;
-    n.start.push_back(s), n.end.push_back(e), n.name.push_back(tl.names.intern(name)), n.nccl_domain.push_back(0);
-    n.tid.push_back(1);
-  }
+struct Builder : TimelineBuilder {
   // One collective per gap (ms), a short kernel each, all of one name on one stream.
   void collectives(const std::vector<double>& gaps_ms, int64_t t0 = 0) {
     int64_t t = t0;
@@ -69,20 +61,7 @@ std::string real(const std::string& name) { return std::string(SS_SHARED_DIR) + 
 // Binaries of this build: <build>/tests/test_iterations -> <build>/src/...
 fs::path built(const std::string& rel) { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / rel; }
 
-struct Shell {
-  int status = -1;
-  std::string out;
-};
-Shell sh(const std::string& cmd) {
-  Shell r;
-  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using testsh::sh;
 
 }  // namespace
 

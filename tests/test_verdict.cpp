@@ -9,6 +9,7 @@
 #include <set>
 #include <simdjson.h>
 #include <sstream>
+#include "shell.hpp"
 
 namespace fs = std::filesystem;
 using simdjson::dom::element;
@@ -17,17 +18,7 @@ namespace {
 
 const std::string kScan = SS_SCAN_BIN, kSim = SS_SIM_BIN;
 
-std::string sh(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen(("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-                     "timeout 300 " + cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = ::pclose(p);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+using testsh::sh;
 
 // Values of a 1-D dataset via h5dump (-y: no indices).
 std::vector<double> dataset(const std::string& file, const std::string& path) {
