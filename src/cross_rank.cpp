@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <span>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -15,8 +17,10 @@ namespace c = collectives;
 CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its) {
   CrossRankInput in;
   in.host = tl.host;
-  in.ops = c::extract_ops(tl, its, -1);
-  in.pending = c::pending_ops(tl, in.ops, its);
+  const auto ops = c::extract_ops(tl, its, -1);
+  in.pending = c::pending_ops(tl, ops, its);
+  in.summaries = summarize_streams(ops);
+  in.streams = encode_streams(ops);
   in.capture_end = tl.utc_epoch_ns + tl.capture_end;
   for (const auto& p : tl.pending_nccl) in.stuck |= tl.capture_end - p.launch >= c::kMinHangMarginNs;
   in.work = ranks::iteration_work(tl, its);
@@ -26,42 +30,31 @@ CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector
 
 void set_cross_rank(CrossRankInput& in, int rank) {
   in.rank = rank;
-  for (auto& op : in.ops) op.rank = rank;
+  for (auto& s : in.summaries) s.rank = rank;
 }
+
+struct OwnedMember {
+  int64_t capture_end = 0;
+  bool pending_next = false;
+  int64_t pending_launch = 0;
+  uint32_t ops = 0;
+  std::string bytes;  // encode_streams' encoding of its ops on the communicator's stream
+};
+struct OwnedComms {
+  std::map<uint32_t, std::vector<OwnedMember>> members;  // by communicator index, in member order
+};
 
 namespace {
 
-uint64_t fnv(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
-
-// --- stream summaries ---------------------------------------------------------------------
+// Stream summaries of the local ranks, with the clock domain: ranks of one host share its clock
+// (the host name, else the file they came from).
 std::vector<c::StreamSummary> summarize(const std::vector<CrossRankInput>& local) {
   std::vector<c::StreamSummary> out;
-  for (const auto& in : local) {
-    std::map<int32_t, c::StreamSummary> by_stream;
-    for (const auto& op : in.ops) {
-      auto& s = by_stream[op.stream];
-      if (s.ops == 0) {
-        s.rank = in.rank, s.stream = op.stream, s.first_type = op.type, s.type_prefix_hash = 1469598103934665603ull;
-        // Ranks of one host share its clock: the host name, else the file they came from.
-        s.clock_domain = in.host.empty() ? uint64_t(in.clock_domain + 2) : std::hash<std::string>{}(in.host) | 1u;
-      }
-      if (s.ops < c::StreamSummary::kPrefix) s.type_prefix_hash = fnv(s.type_prefix_hash, uint64_t(op.type));
-      if (s.first_ends.size() < c::StreamSummary::kFingerprint) s.first_ends.push_back(op.end);
-      ++s.ops;
-    }
-    for (auto& [k, s] : by_stream) {
-      std::map<int32_t, uint32_t> per_iteration;
-      for (const auto& op : in.ops)
-        if (op.stream == s.stream && op.iteration >= 1) per_iteration[op.iteration]++;
-      std::vector<uint32_t> counts;
-      for (auto [it, n] : per_iteration) counts.push_back(n);
-      if (!counts.empty()) {
-        std::nth_element(counts.begin(), counts.begin() + long(counts.size() / 2), counts.end());
-        s.ops_per_iteration = counts[counts.size() / 2];
-      }
+  for (const auto& in : local)
+    for (auto s : in.summaries) {
+      s.clock_domain = in.host.empty() ? uint64_t(in.clock_domain + 2) : std::hash<std::string>{}(in.host) | 1u;
       out.push_back(std::move(s));
     }
-  }
   return out;
 }
 
@@ -90,39 +83,25 @@ void unpack(const std::string& blob, std::vector<c::StreamSummary>& out) {
 }
 
 // --- ops to their communicator's owner ---------------------------------------------------
-struct OwnedInput {
-  std::vector<c::MemberOps> members;  // in the communicator's member order
-};
-
-void put_member(ByteWriter& w, uint32_t comm, uint32_t member, const CrossRankInput& in, int32_t stream) {
+void put_member(ByteWriter& w, uint32_t comm, uint32_t member, const CrossRankInput& in, const StreamRecords& s) {
   w.pod(comm), w.pod(member), w.pod(in.capture_end);
   uint8_t pending = 0;
   int64_t pending_launch = 0;
-  uint64_t n = 0;
-  for (const auto& op : in.ops) n += op.stream == stream;
   for (const auto& p : in.pending)
-    if (p.stream == stream && p.seq == n) pending = 1, pending_launch = p.launch;
-  w.pod(pending), w.pod(pending_launch), w.pod(n);
-  for (const auto& op : in.ops)
-    if (op.stream == stream) w.pod(op.start), w.pod(op.end), w.pod(op.iteration), w.pod(op.type), w.pod(op.dtype);
+    if (p.stream == s.stream && p.seq == s.ops) pending = 1, pending_launch = p.launch;
+  w.pod(pending), w.pod(pending_launch), w.pod(s.ops), w.str(s.bytes);
 }
 
-void get_member(ByteReader& r, const std::vector<CommSummary>& comms, std::map<uint32_t, OwnedInput>& owned) {
+void get_member(ByteReader& r, const std::vector<CommSummary>& comms, OwnedComms& owned) {
   const auto ci = r.pod<uint32_t>(), mi = r.pod<uint32_t>();
-  auto& oi = owned[ci];
-  oi.members.resize(comms[ci].ranks.size());
-  auto& m = oi.members[mi];
-  m.rank = comms[ci].ranks[mi];
+  auto& members = owned.members[ci];
+  members.resize(comms.at(ci).ranks.size());
+  auto& m = members.at(mi);
   m.capture_end = r.pod<int64_t>();
   m.pending_next = r.pod<uint8_t>() != 0;
   m.pending_launch = r.pod<int64_t>();
-  m.ops.resize(r.pod<uint64_t>());
-  uint32_t seq = 0;
-  for (auto& op : m.ops) {
-    op.start = r.pod<int64_t>(), op.end = r.pod<int64_t>(), op.iteration = r.pod<int32_t>();
-    op.type = r.pod<c::CollectiveType>(), op.dtype = r.pod<c::NcclDtype>();
-    op.rank = m.rank, op.seq = seq++;
-  }
+  m.ops = r.pod<uint32_t>();
+  m.bytes = r.str();
 }
 
 // Whether the op after the last one of a stream serving two links belongs to this link: the
@@ -160,6 +139,18 @@ void keep_linked_ops(std::vector<c::MemberOps>& m, int64_t offset_ns, int64_t to
     mem.ops = std::move(kept);
     if (mem.pending_next && !next_on_link(on_link)) mem.pending_next = false, mem.pending_launch = 0;
   }
+}
+
+// A communicator's member ops as the replay takes them.
+std::vector<c::MemberOps> decode(const CommSummary& cs, const std::vector<OwnedMember>& owned) {
+  std::vector<c::MemberOps> m(owned.size());
+  for (size_t i = 0; i < owned.size(); ++i) {
+    m[i].rank = cs.ranks.at(i), m[i].capture_end = owned[i].capture_end;
+    m[i].pending_next = owned[i].pending_next, m[i].pending_launch = owned[i].pending_launch;
+    m[i].ops = decode_stream(owned[i].bytes, owned[i].ops, m[i].rank);
+  }
+  if (cs.p2p && cs.shared) keep_linked_ops(m, cs.link_offset_ns, cs.link_tolerance_ns);
+  return m;
 }
 
 // --- clock edges -------------------------------------------------------------------------
@@ -208,9 +199,11 @@ c::RankEvidence get_evidence(ByteReader& r) {
   return e;
 }
 
-void allreduce_sum(MPI_Comm comm, std::vector<double>& v) {
-  if (!v.empty()) MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, comm);
-}
+void allreduce_sum(Transport& t, std::vector<double>& v) { t.allreduce(std::span<double>(v), Transport::Op::Sum); }
+
+// Bytes of member records a process packs for one exchange round: bounds the round's buffers
+// (sender and receiver each hold a few copies) whatever the job's size.
+constexpr size_t kRoundBytes = size_t(16) << 20;
 
 int64_t sent(const std::string& s) { return int64_t(s.size()); }
 
@@ -223,18 +216,16 @@ double max_offset(const c::ClockSolution& cs, const std::vector<c::StreamSummary
 
 }  // namespace
 
-CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
+CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local, int world,
                                 const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction) {
-  int me = 0, nproc = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &nproc);
+  const int me = t.rank(), nproc = t.size();
   CrossRankResults res;
 
   // 1. Communicators, identically everywhere.
   std::vector<c::StreamSummary> streams;
   const std::string mine = pack(summarize(local));
   res.bytes_exchanged += sent(mine) * (nproc - 1);
-  for (const auto& blob : allgather_blobs(comm, mine)) unpack(blob, streams);
+  for (const auto& blob : t.allgather(mine)) unpack(blob, streams);
   const auto inference = c::infer_communicators(streams, layout_given);
   const auto& comms = inference.comms;
   res.layout = inference.layout;
@@ -254,35 +245,49 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
     res.comms.push_back(std::move(s));
   }
 
-  // 2. Each member's ops go to the owner of its communicator.
-  std::vector<ByteWriter> to(static_cast<size_t>(nproc));
-  for (const auto& in : local) {
-    std::set<int32_t> seen;
-    for (const auto& op : in.ops) {
-      if (!seen.insert(op.stream).second) continue;
-      auto [lo, hi] = where.equal_range({in.rank, op.stream});
-      for (auto it = lo; it != hi; ++it)
-        put_member(to[size_t(res.comms[it->second.first].owner)], it->second.first, it->second.second, in, op.stream);
+  // 2. Each member's records go to the owner of its communicator, in rounds of bounded size; a
+  // stream's encoding is freed once packed for its last communicator.
+  struct Send {
+    size_t in, stream;
+    uint32_t comm, member;
+    bool last;
+  };
+  std::vector<Send> sends;
+  for (size_t i = 0; i < local.size(); ++i)
+    for (size_t k = 0; k < local[i].streams.size(); ++k) {
+      auto [lo, hi] = where.equal_range({local[i].rank, local[i].streams[k].stream});
+      for (auto it = lo; it != hi; ++it) sends.push_back({i, k, it->second.first, it->second.second, std::next(it) == hi});
+      if (lo == hi) local[i].streams[k] = StreamRecords();  // in no communicator
     }
+  auto owned = std::make_shared<OwnedComms>();
+  for (size_t next = 0;;) {
+    std::vector<ByteWriter> to(static_cast<size_t>(nproc));
+    for (size_t packed = 0; next < sends.size() && packed < kRoundBytes; ++next) {
+      const Send& x = sends[next];
+      auto& w = to[size_t(res.comms[x.comm].owner)];
+      const size_t before = w.bytes().size();
+      put_member(w, x.comm, x.member, local[x.in], local[x.in].streams[x.stream]);
+      packed += w.bytes().size() - before;
+      if (x.last) local[x.in].streams[x.stream] = StreamRecords();
+    }
+    std::vector<std::string> blobs;
+    for (int p = 0; p < nproc; ++p) {
+      blobs.push_back(to[size_t(p)].bytes());
+      if (p != me) res.bytes_exchanged += sent(blobs.back());
+    }
+    to.clear();
+    for (const auto& blob : t.alltoall(blobs)) {
+      ByteReader r(blob);
+      while (!r.done()) get_member(r, res.comms, *owned);
+    }
+    if (t.reduce<int64_t>(next < sends.size(), Transport::Op::Max) == 0) break;
   }
-  std::vector<std::string> blobs;
-  for (int p = 0; p < nproc; ++p) {
-    blobs.push_back(to[size_t(p)].bytes());
-    if (p != me) res.bytes_exchanged += sent(blobs.back());
-  }
-  std::map<uint32_t, OwnedInput> owned;
-  for (const auto& blob : alltoall_blobs(comm, blobs)) {
-    ByteReader r(blob);
-    while (!r.done()) get_member(r, res.comms, owned);
-  }
-  for (auto& [ci, oi] : owned)
-    if (res.comms[ci].p2p && res.comms[ci].shared)
-      keep_linked_ops(oi.members, res.comms[ci].link_offset_ns, res.comms[ci].link_tolerance_ns);
+  res.owned = owned;
 
   // 3. Clock edges from the owners, solved identically everywhere.
   std::vector<c::ClockEdge> edges;
-  for (auto& [ci, oi] : owned)
-    for (const auto& e : c::comm_clock_edges(oi.members)) edges.push_back(e);
+  for (const auto& [ci, members] : owned->members)
+    for (const auto& e : c::comm_clock_edges(decode(res.comms[ci], members))) edges.push_back(e);
   // Ranks captured in one file share its clock: tie them with an edge that outweighs any estimate.
   std::map<int64_t, int32_t> first_of_domain;
   for (const auto& in : local) {
@@ -296,27 +301,28 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   const std::string my_edges = pack_edges(edges);
   res.bytes_exchanged += sent(my_edges) * (nproc - 1);
   edges.clear();
-  for (const auto& blob : allgather_blobs(comm, my_edges)) {
+  for (const auto& blob : t.allgather(my_edges)) {
     ByteReader r(blob);
     while (!r.done()) edges.push_back(r.pod<c::ClockEdge>());
   }
   std::sort(edges.begin(), edges.end(), [](auto& a, auto& b) { return std::tie(a.a, a.b) < std::tie(b.a, b.b); });
-  int reference = world;
-  for (const auto& in : streams) reference = std::min(reference, int(in.rank));
-  MPI_Allreduce(MPI_IN_PLACE, &reference, 1, MPI_INT, MPI_MIN, comm);
+  int64_t reference = world;
+  for (const auto& in : streams) reference = std::min<int64_t>(reference, in.rank);
+  reference = t.reduce(reference, Transport::Op::Min);
   size_t distrusted = 0;
   const std::vector<c::ClockEdge> trusted = c::trusted_edges(edges, &distrusted);
   res.clocks = c::solve_clocks(world, clock_correction ? trusted : std::vector<c::ClockEdge>{},
-                               reference < world ? reference : 0);
-  // 4. Replay owned communicators; per-rank sums over all processes.
+                               reference < world ? int(reference) : 0);
+  // 4. Replay owned communicators; per-rank sums over all processes. The per-op results are
+  // dropped here (replay_owned recomputes them for the writer).
   std::vector<double> comm_stats(res.comms.size() * 5, 0.0);  // matched, median transfer, mismatch, viol before/after
   std::vector<DesyncRow> my_desync, my_ended;
   auto replay_all = [&] {
     res.acc = c::RankAccumulator(world);
     std::fill(comm_stats.begin(), comm_stats.end(), 0.0);
-    my_desync.clear(), my_ended.clear(), res.owned.clear();
-    for (auto& [ci, oi] : owned) {
-      auto replay = c::replay_communicator(oi.members, res.clocks, res.acc);
+    my_desync.clear(), my_ended.clear();
+    for (const auto& [ci, members] : owned->members) {
+      const auto replay = c::replay_communicator(decode(res.comms[ci], members), res.clocks, res.acc);
       comm_stats[ci * 5 + 0] = double(replay.ops.size());
       comm_stats[ci * 5 + 1] = replay.median_transfer_ns;
       comm_stats[ci * 5 + 2] = double(replay.mismatch_seq + 1);
@@ -327,9 +333,8 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
         my_desync.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
       for (const auto& d : replay.capture_ended)
         my_ended.push_back({res.comms[ci].name, d.type, int64_t(d.seq), d.missing_ranks, d.blocked_ranks, false, -1, d.iteration});
-      res.owned.push_back({ci, std::move(replay)});
     }
-    allreduce_sum(comm, comm_stats);  // the same sums on every process: they decide alike below
+    allreduce_sum(t, comm_stats);  // the same sums on every process: they decide alike below
   };
   replay_all();
   // A correction that makes the clock condition worse (more ops ending before their last member
@@ -342,7 +347,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
       res.clock.rejected = fmt::format("the fitted correction (max offset {:.3f} ms) would raise clock-condition "
                                        "violations from {} to {}; clocks left as recorded",
                                        max_offset(res.clocks, streams) / 1e6, before, after);
-      res.clocks = c::solve_clocks(world, {}, reference < world ? reference : 0);
+      res.clocks = c::solve_clocks(world, {}, reference < world ? int(reference) : 0);
       replay_all();
     }
   }
@@ -369,7 +374,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   }
   {  // mismatch texts and desync rows travel as strings
     ByteWriter w;
-    for (const auto& [ci, rp] : res.owned) w.pod<uint64_t>(ci), w.str(rp.mismatch);
+    for (const auto& [ci, members] : owned->members) w.pod<uint64_t>(ci), w.str(res.comms[ci].mismatch);
     w.pod<uint64_t>(UINT64_MAX);
     for (const auto* rows : {&my_desync, &my_ended})
       for (const auto& d : *rows) {
@@ -380,7 +385,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
         for (auto r : d.blocked_ranks) w.pod(r);
       }
     res.bytes_exchanged += sent(w.bytes()) * (nproc - 1);
-    for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+    for (const auto& blob : t.allgather(w.bytes())) {
       ByteReader r(blob);
       for (uint64_t ci; (ci = r.pod<uint64_t>()) != UINT64_MAX;) res.comms[ci].mismatch = r.str();
       while (!r.done()) {
@@ -402,9 +407,9 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   for (const auto* rows : {&res.desync, &res.capture_ended})
     for (const auto& d : *rows) blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
   {  // and ranks stuck in a launch no communicator could be matched to
-    std::vector<int> stuck(size_t(world), 0);
+    std::vector<int64_t> stuck(size_t(world), 0);
     for (const auto& in : local) stuck[size_t(in.rank)] = in.stuck;
-    MPI_Allreduce(MPI_IN_PLACE, stuck.data(), world, MPI_INT, MPI_MAX, comm);
+    t.allreduce(std::span<int64_t>(stuck), Transport::Op::Max);
     for (int r = 0; r < world; ++r)
       if (stuck[size_t(r)]) blocked.insert(r);
   }
@@ -432,19 +437,19 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   }
 
   auto& acc = res.acc;
-  for (auto* v : {&acc.ops, &acc.late, &acc.wait_ns, &acc.blame_ns, &acc.hold_ns, &acc.transfer_ns}) allreduce_sum(comm, *v);
+  for (auto* v : {&acc.ops, &acc.late, &acc.wait_ns, &acc.blame_ns, &acc.hold_ns, &acc.transfer_ns}) allreduce_sum(t, *v);
   for (auto* h : {&acc.wait_hist, &acc.skew_hist, &acc.transfer_hist})  // exact merge: sum of counts
-    MPI_Allreduce(MPI_IN_PLACE, h->counts.data(), int(h->counts.size()), MPI_UINT64_T, MPI_SUM, comm);
-  int max_iter = 0;
-  for (const auto& b : acc.blame_by_iteration) max_iter = std::max(max_iter, int(b.size()));
-  for (const auto& b : acc.wait_by_iteration) max_iter = std::max(max_iter, int(b.size()));
-  for (const auto& in : local) max_iter = std::max(max_iter, int(in.step_ms.size()));
-  MPI_Allreduce(MPI_IN_PLACE, &max_iter, 1, MPI_INT, MPI_MAX, comm);
+    t.allreduce(std::span<uint64_t>(h->counts.data(), h->counts.size()), Transport::Op::Sum);
+  int64_t max_iter = 0;
+  for (const auto& b : acc.blame_by_iteration) max_iter = std::max(max_iter, int64_t(b.size()));
+  for (const auto& b : acc.wait_by_iteration) max_iter = std::max(max_iter, int64_t(b.size()));
+  for (const auto& in : local) max_iter = std::max(max_iter, int64_t(in.step_ms.size()));
+  max_iter = t.reduce(max_iter, Transport::Op::Max);
   for (auto* series : {&acc.blame_by_iteration, &acc.wait_by_iteration}) {  // rank x iteration, summed
     std::vector<double> flat(size_t(world) * size_t(max_iter), 0.0);
     for (size_t r = 0; r < series->size(); ++r)
       for (size_t i = 0; i < (*series)[r].size(); ++i) flat[r * size_t(max_iter) + i] = (*series)[r][i];
-    allreduce_sum(comm, flat);
+    allreduce_sum(t, flat);
     for (size_t r = 0; r < size_t(world); ++r)
       (*series)[r].assign(flat.begin() + long(r * size_t(max_iter)), flat.begin() + long((r + 1) * size_t(max_iter)));
   }
@@ -466,7 +471,7 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   }
   res.bytes_exchanged += sent(w.bytes()) * (nproc - 1);
   std::vector<c::RankEvidence> evidence;
-  for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+  for (const auto& blob : t.allgather(w.bytes())) {
     ByteReader r(blob);
     while (!r.done()) evidence.push_back(get_evidence(r));
   }
@@ -492,13 +497,24 @@ CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>
   for (const auto& d : res.desync)
     if (d.iteration >= 0) clean = std::min(clean, size_t(d.iteration));
   res.verdict = c::decide(evidence, ce, clean);
-  MPI_Allreduce(&res.bytes_exchanged, &res.bytes_exchanged_total, 1, MPI_INT64_T, MPI_SUM, comm);
+  res.bytes_exchanged_total = t.reduce(res.bytes_exchanged, Transport::Op::Sum);
   for (const auto& e : evidence) {
     res.evidence_ranks.push_back(e.rank);
     res.step_ms.push_back(e.step_ms);
     res.iteration_number.push_back(e.iteration_number);
   }
   return res;
+}
+
+void replay_owned(const CrossRankResults& x, const std::function<void(size_t, const c::CommReplay&)>& fn) {
+  if (!x.owned) return;
+  c::RankAccumulator scratch(int(x.clocks.offset_ns.size()));  // the sums were taken in run_cross_rank
+  for (const auto& [ci, members] : x.owned->members) {
+    const auto replay = c::replay_communicator(decode(x.comms[ci], members), x.clocks, scratch);
+    if (int64_t(replay.ops.size()) != x.comms[ci].matched_ops)
+      throw std::logic_error("replay of " + x.comms[ci].name + " differs from the analysis");
+    fn(ci, replay);
+  }
 }
 
 }  // namespace straggler

@@ -1,10 +1,13 @@
-// The cross-rank analysis over MPI, in the manner of Scalasca's parallel replay: each process
-// contributes the collective records of the ranks it read; every communicator is replayed by one
-// owning process; only compact records cross process boundaries (stream summaries, per-op
-// records to the owner, clock edges, per-rank sums, per-rank evidence).
+// The cross-rank analysis over the transport, in the manner of Scalasca's parallel replay: each
+// process contributes the collective records of the ranks it read; every communicator is replayed
+// by one owning process; only compact records cross process boundaries (stream summaries, per-op
+// records to the owner, clock edges, per-rank sums, per-rank evidence). Memory: a process holds
+// the encoded records of the ranks it read until they are shipped (in rounds of bounded size),
+// then those of the communicators it owns; the per-op replay results are never all held: the
+// HDF5 writer replays each owned communicator again as it writes (replay_owned).
 #pragma once
-#include <mpi.h>
-
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,8 +17,10 @@
 #include "collectives/communicators.hpp"
 #include "collectives/replay.hpp"
 #include "collectives/verdict.hpp"
+#include "op_records.hpp"
 #include "ranks/iteration_work.hpp"
 #include "topology/layout.hpp"
+#include "transport.hpp"
 
 namespace straggler {
 
@@ -23,7 +28,8 @@ namespace straggler {
 struct CrossRankInput {
   int rank = -1;
   std::string host;
-  std::vector<collectives::CollectiveOp> ops;
+  std::vector<StreamRecords> streams;                  // its collective ops, encoded per stream
+  std::vector<collectives::StreamSummary> summaries;  // per stream, for communicator inference
   std::vector<collectives::PendingOp> pending;
   int64_t capture_end = 0;  // wall clock
   // Some NCCL launch never completed and is at least kMinHangMarginNs old at the capture end, even
@@ -76,10 +82,13 @@ struct ClockSummary {
   std::string rejected;          // why the fitted correction was not applied ("" when it was)
 };
 
+// The member records of the communicators a process owns (an implementation detail of the replay).
+struct OwnedComms;
+
 struct CrossRankResults {
   std::vector<CommSummary> comms;                 // every process
   collectives::LayoutFinding layout;              // given (--layout) or inferred, with notes
-  std::vector<std::pair<size_t, collectives::CommReplay>> owned;  // (index in comms, replay) on the owner
+  std::shared_ptr<const OwnedComms> owned;        // this process's communicators (see replay_owned)
   collectives::ClockSolution clocks;
   ClockSummary clock;
   collectives::RankAccumulator acc;               // global sums by rank
@@ -95,7 +104,12 @@ struct CrossRankResults {
   int64_t bytes_exchanged_total = 0;              // sent by all processes together
 };
 
-CrossRankResults run_cross_rank(MPI_Comm comm, const std::vector<CrossRankInput>& local, int world,
+// Collective. Ships (and frees) the records of `local` as it goes.
+CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local, int world,
                                 const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction = true);
+
+// Replays each communicator this process owns again, with the final clocks, in index order, and
+// hands its per-op results to `fn` (index in comms, replay). The same results as the analysis saw.
+void replay_owned(const CrossRankResults& x, const std::function<void(size_t, const collectives::CommReplay&)>& fn);
 
 }  // namespace straggler

@@ -1,4 +1,4 @@
-// The MPI driver: discovery on process 0, profiles spread over processes by size, per-rank
+// The driver: discovery on process 0, profiles spread over processes by size, per-rank
 // metrics where the profile was read, rank assignment agreed by all, results written in parallel.
 // Every collective call below is reached by every process whatever happened to its profiles:
 // per-file errors are caught and carried as data, so no process waits for a failed one.
@@ -13,6 +13,7 @@
 #include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "hdf5_writer.hpp"
+#include "output_files.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/metrics.hpp"
 #include "ranks/nsys_reader.hpp"
@@ -24,9 +25,8 @@ namespace straggler {
 namespace {
 
 // Process 0 discovers; everyone gets the file list (or the usage error) by broadcast.
-ranks::Discovery discover_everywhere(MPI_Comm comm, const Options& opt) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
+ranks::Discovery discover_everywhere(Transport& t, const Options& opt) {
+  const int me = t.rank();
   ByteWriter w;
   ranks::Discovery d;
   if (me == 0) {
@@ -63,11 +63,7 @@ ranks::Discovery discover_everywhere(MPI_Comm comm, const Options& opt) {
       w.str(e.what());
     }
   }
-  std::string blob = w.bytes();
-  uint64_t n = blob.size();
-  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
-  blob.resize(n);
-  MPI_Bcast(blob.data(), int(n), MPI_CHAR, 0, comm);
+  const std::string blob = t.broadcast(w.bytes(), 0);
   ByteReader r(blob);
   if (r.pod<uint8_t>() != 0) throw ranks::UsageError(r.str());  // on every process, process 0 too
   if (me == 0) return d;
@@ -119,11 +115,9 @@ struct LocalRank {
 
 }  // namespace
 
-int run_analysis(MPI_Comm comm, const Options& opt) {
-  int me = 0, nproc = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &nproc);
-  const ranks::Discovery d = discover_everywhere(comm, opt);
+int run_analysis(Transport& t, const Options& opt) {
+  const int me = t.rank(), nproc = t.size();
+  const ranks::Discovery d = discover_everywhere(t, opt);
   const auto owner = assign_files(d.files, nproc);
 
   ranks::MetricsOptions mopt;
@@ -171,7 +165,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
     return d.rank_map.count(d.files[f].path) ? -1 : d.files[f].rank_from_name.value_or(-1);
   };
   for (const auto& e : d.skipped) res.failures.push_back({e.rank_from_name.value_or(-1), e.path, e.reason});
-  for (const auto& blob : allgather_blobs(comm, file_info.bytes())) {
+  for (const auto& blob : t.allgather(file_info.bytes())) {
     ByteReader r(blob);
     while (!r.done()) {
       const auto f = r.pod<uint64_t>();
@@ -189,7 +183,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
     ByteWriter w;
     for (const auto& lr : local)
       w.pod(lr.key.file), w.pod(lr.key.pid), w.pod(lr.key.device), w.pod(lr.key.local_index), w.pod(lr.key.procs_in_file);
-    for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+    for (const auto& blob : t.allgather(w.bytes())) {
       ByteReader r(blob);
       while (!r.done()) {
         ranks::FoundProcess p;
@@ -232,7 +226,7 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
     res.histograms.push_back(lr.out.histograms);
   }
   sort_by_rank(res);
-  res.hosts = gather_hosts(comm, res.ranks);
+  res.hosts = gather_hosts(t, res.ranks);
 
   if (res.total_ranks == 0 || (opt.strict && !res.failures.empty())) {
     if (me == 0) {
@@ -244,14 +238,20 @@ int run_analysis(MPI_Comm comm, const Options& opt) {
   }
 
   check_layout(opt, world, res.failures);  // the same answer on every process
-  const CrossRankResults cross = run_cross_rank(comm, cross_inputs, world, opt.layout, opt.clock_correction);
+  const CrossRankResults cross = run_cross_rank(t, cross_inputs, world, opt.layout, opt.clock_correction);
   apply_cross_rank(res, cross);
   res.cross = &cross;
-  write_hdf5(comm, opt.output, res);
+  // Both outputs appear together, complete, or neither does.
+  OutputFiles files(t, opt.output, opt.summary);
+  write_hdf5(t, opt.output, files.h5_temp(), res);
   // Process 0 also needs every rank's row for the report and the summary.
-  RunSummaryInput all = gather_summary_input(comm, res, 0);
+  RunSummaryInput all = gather_summary_input(t, res, 0);
+  std::string error;
+  if (me == 0 && !opt.summary.empty())
+    if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())
+      error = ranks::printable(opt.summary) + ": cannot write the summary (" + why + ")";
+  files.commit(error);
   if (me == 0) {
-    if (!opt.summary.empty()) write_summary_json(opt.summary, all);
     print_failures(std::cerr, res.failures);
     if (!opt.quiet) print_report(std::cout, all, opt);
   }

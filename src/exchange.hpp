@@ -1,7 +1,5 @@
 // Compact byte records exchanged between MPI processes (result rows, never raw events).
 #pragma once
-#include <mpi.h>
-
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -55,12 +53,5 @@ class ByteReader {
   const std::string& b_;
   size_t pos_ = 0;
 };
-
-// Every process gets every process's blob, in process order.
-std::vector<std::string> allgather_blobs(MPI_Comm comm, const std::string& mine);
-// Blob i goes to process i; returns the blobs received, in source process order.
-std::vector<std::string> alltoall_blobs(MPI_Comm comm, const std::vector<std::string>& to_each);
-// Only `root` gets the blobs (others get an empty vector).
-std::vector<std::string> gather_blobs(MPI_Comm comm, const std::string& mine, int root);
 
 }  // namespace straggler

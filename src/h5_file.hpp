@@ -1,9 +1,9 @@
 // Thin parallel-HDF5 helpers for the writer: every call that creates something is collective
 // (all processes call it in the same order with the same arguments); data is written only by the
-// processes that hold it (independent transfers).
+// processes that hold it (independent transfers). On the local transport the file is written by
+// the one process with HDF5's default (POSIX) driver, without MPI.
 #pragma once
 #include <hdf5.h>
-#include <mpi.h>
 
 #include <cstdint>
 #include <numeric>
@@ -11,6 +11,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "transport.hpp"
 
 namespace straggler::h5 {
 
@@ -43,7 +45,11 @@ std::string clip_string(const std::string& value, size_t max_bytes = kMaxStringB
 
 class File {
  public:
-  File(MPI_Comm comm, const std::string& path);  // collective create (truncates)
+  File(Transport& t, const std::string& path);  // collective create (truncates)
+  // A file that writes nothing and counts the bytes a real one would hold (data plus a generous
+  // allowance per object): the same collective calls, to check the space before writing.
+  struct Measure {};
+  File(Transport& t, Measure);
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -51,8 +57,10 @@ class File {
   // processes alike if any write failed, so none leaves the others in a collective.
   void close();
 
-  MPI_Comm comm() const { return comm_; }
-  bool root() const { return me_ == 0; }
+  Transport& transport() const { return t_; }
+  bool measuring() const { return measuring_; }
+  uint64_t measured_bytes() const { return bytes_; }
+  bool root() const { return t_.root(); }
   hid_t id() const { return file_; }
 
   void group(const std::string& path);  // collective
@@ -92,6 +100,44 @@ class File {
     if (root()) rows.resize(values.size()), std::iota(rows.begin(), rows.end(), 0);
     strings(path, values.size(), rows, values, description);
   }
+  // A 1-D dataset filled piece by piece: created collectively, written independently by each
+  // process in blocks as its rows come (buffered), finished collectively (in creation order).
+  template <class T>
+  class Column {
+   public:
+    Column(File& f, const std::string& path, uint64_t n, const char* units = nullptr, const char* description = nullptr)
+        : f_(f), path_(path) {
+      id_ = f.open_column(path, n, type_of<T>(), sizeof(T), units, description);
+    }
+    Column(const Column&) = delete;
+    ~Column() { f_.close_column(id_); }
+    void add(uint64_t start, const T* values, size_t count) {
+      if (count == 0) return;
+      if (!blocks_.empty() && blocks_.back().first + blocks_.back().second == start) blocks_.back().second += count;
+      else blocks_.push_back({start, count});
+      data_.insert(data_.end(), values, values + count);
+      if (data_.size() >= kFlushValues) flush();
+    }
+    void add(uint64_t start, const std::vector<T>& v) { add(start, v.data(), v.size()); }
+    void flush() {
+      f_.write_blocks_to(id_, path_, type_of<T>(), sizeof(T), blocks_, data_.data());
+      blocks_.clear(), data_.clear();
+    }
+    // Collective.
+    void finish() {
+      flush();
+      f_.close_column(id_), id_ = -1;
+    }
+
+   private:
+    static constexpr size_t kFlushValues = size_t(1) << 20;
+    File& f_;
+    std::string path_;
+    hid_t id_ = -1;
+    std::vector<std::pair<uint64_t, uint64_t>> blocks_;
+    std::vector<T> data_;
+  };
+
   // Collective attributes on an object (every process passes the same value).
   void attr(const std::string& object, const char* name, const std::string& value);
   void attr(const std::string& object, const char* name, double value);
@@ -108,10 +154,18 @@ class File {
                     const std::vector<std::pair<uint64_t, uint64_t>>& blocks, const void* data, const char* units,
                     const char* description);
   hid_t create(const std::string& path, hid_t type, const std::vector<uint64_t>& dims);
+  hid_t open_column(const std::string& path, uint64_t n, hid_t type, size_t elem, const char* units,
+                    const char* description);  // -1 when measuring
+  void write_blocks_to(hid_t dset, const std::string& path, hid_t type, size_t elem,
+                       const std::vector<std::pair<uint64_t, uint64_t>>& blocks, const void* data);
+  void close_column(hid_t dset) {
+    if (dset >= 0) H5Dclose(dset);
+  }
   void describe(hid_t obj, const char* units, const char* description);
 
-  MPI_Comm comm_;
-  int me_ = 0;
+  Transport& t_;
+  bool measuring_ = false;
+  uint64_t bytes_ = 0;
   hid_t file_ = -1, xfer_ = -1;
 };
 

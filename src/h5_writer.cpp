@@ -1,17 +1,18 @@
 // write_hdf5: the layout documented in docs/hdf5-layout.md. Rows computed by a process are
 // written by that process; tables every process holds (cross-rank results, inputs, failures)
 // are written by process 0.
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "h5_file.hpp"
 #include "hdf5_writer.hpp"
+#include "output_files.hpp"
 #include "ranks/discovery.hpp"
 #include "version.hpp"
 
@@ -28,11 +29,11 @@ struct RowPlan {
   Rows local;  // global index of each local row, in local order
 };
 
-RowPlan plan_rows(MPI_Comm comm, const std::vector<std::pair<int32_t, uint64_t>>& local_counts /* (rank, rows) */) {
+RowPlan plan_rows(Transport& t, const std::vector<std::pair<int32_t, uint64_t>>& local_counts /* (rank, rows) */) {
   ByteWriter w;
   for (auto [r, n] : local_counts) w.pod(r), w.pod(n);
   std::map<int32_t, uint64_t> counts;
-  for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+  for (const auto& blob : t.allgather(w.bytes())) {
     ByteReader b(blob);
     while (!b.done()) {
       const auto r = b.pod<int32_t>();
@@ -57,7 +58,7 @@ auto col(const std::vector<Row>& rows, F f) {
 void write_ranks(File& f, const RunResults& res) {
   std::vector<std::pair<int32_t, uint64_t>> counts;
   for (const auto& r : res.ranks) counts.push_back({r.rank, 1});
-  const RowPlan p = plan_rows(f.comm(), counts);
+  const RowPlan p = plan_rows(f.transport(), counts);
   const auto& R = res.ranks;
   const uint64_t n = p.total;
   f.group("/ranks");
@@ -122,7 +123,7 @@ void write_ranks(File& f, const RunResults& res) {
       for (uint64_t b = 0; b < bins; ++b) flat.push_back((h.*k.h).counts[b]), all[b] += (h.*k.h).counts[b];
     f.matrix("/histograms/" + std::string(k.name), n, bins, p.local, flat, "count",
              "per rank (row i = /ranks row i), bins of /histograms/edges_ns");
-    MPI_Allreduce(MPI_IN_PLACE, all.data(), int(bins), MPI_UINT64_T, MPI_SUM, f.comm());
+    f.transport().allreduce(std::span<uint64_t>(all), Transport::Op::Sum);
     f.replicated("/histograms/" + std::string(k.name) + "_all", all, "count", "exact sum over all ranks");
   }
 }
@@ -131,7 +132,7 @@ void write_per_rank_tables(File& f, const RunResults& res) {
   {
     std::map<int32_t, uint64_t> c;
     for (const auto& k : res.top_kernels) c[k.rank]++;
-    const RowPlan p = plan_rows(f.comm(), {c.begin(), c.end()});
+    const RowPlan p = plan_rows(f.transport(), {c.begin(), c.end()});
     const auto& K = res.top_kernels;
     f.group("/kernels");
     f.group("/kernels/top");
@@ -147,7 +148,7 @@ void write_per_rank_tables(File& f, const RunResults& res) {
   }
   std::map<int32_t, uint64_t> c;
   for (const auto& it : res.iterations) c[it.rank]++;
-  const RowPlan p = plan_rows(f.comm(), {c.begin(), c.end()});
+  const RowPlan p = plan_rows(f.transport(), {c.begin(), c.end()});
   const auto& I = res.iterations;
   f.group("/iterations");
   f.column("/iterations/rank", p.total, p.local, col(I, [](auto& i) { return i.rank; }));
@@ -210,37 +211,41 @@ void write_cross(File& f, const CrossRankResults& x) {
   for (const auto& c : C) all_members.insert(all_members.end(), c.ranks.begin(), c.ranks.end());
   f.replicated("/collectives/members", all_members, nullptr, "ranks of each communicator, by member_offset");
 
-  std::vector<std::pair<uint64_t, uint64_t>> op_blocks, arr_blocks;
-  std::vector<int32_t> seq, last, iter, comm_idx;
-  std::vector<uint8_t> type;
-  std::vector<int64_t> first, arrival;
-  std::vector<double> skew, transfer, hold, blame, busbw;
-  for (const auto& [ci, rp] : x.owned) {
-    op_blocks.push_back({uint64_t(op_offset[ci]), rp.ops.size()});
-    arr_blocks.push_back({uint64_t(arrival_offset[ci]), rp.ops.size() * C[ci].ranks.size()});
-    for (const auto& o : rp.ops) {
-      comm_idx.push_back(int32_t(ci)), seq.push_back(int32_t(o.seq)), last.push_back(o.last_rank);
-      iter.push_back(o.iteration), type.push_back(uint8_t(o.type)), first.push_back(o.first_arrival);
-      skew.push_back(double(o.skew) / 1e6), transfer.push_back(double(o.transfer) / 1e6);
-      hold.push_back(double(o.hold) / 1e6), blame.push_back(double(o.blame) / 1e6), busbw.push_back(o.busbw_gbps);
-    }
-    for (const auto& a : rp.arrival) arrival.insert(arrival.end(), a.begin(), a.end());
-  }
+  // Per-op tables: each owner replays its communicators again and writes their rows as they come
+  // (never all of them in memory).
   const uint64_t nops = uint64_t(ops);
   f.group("/collectives/ops");
-  f.blocks("/collectives/ops/communicator", nops, op_blocks, comm_idx, nullptr, "row in /collectives/communicators");
-  f.blocks("/collectives/ops/seq", nops, op_blocks, seq, nullptr, "issue index on the communicator");
-  f.blocks("/collectives/ops/type", nops, op_blocks, type, nullptr, "CollectiveType code (see docs)");
-  f.blocks("/collectives/ops/last_rank", nops, op_blocks, last, nullptr, "the member that arrived last");
-  f.blocks("/collectives/ops/iteration", nops, op_blocks, iter, nullptr, "iteration index on the last arriver");
-  f.blocks("/collectives/ops/first_arrival_ns", nops, op_blocks, first, "ns", "clock-corrected wall clock");
-  f.blocks("/collectives/ops/skew_ms", nops, op_blocks, skew, "ms", "last arrival - first arrival");
-  f.blocks("/collectives/ops/transfer_ms", nops, op_blocks, transfer, "ms", "latest end - last arrival");
-  f.blocks("/collectives/ops/hold_ms", nops, op_blocks, hold, "ms", "last arrival - second-to-last arrival");
-  f.blocks("/collectives/ops/blame_ms", nops, op_blocks, blame, "ms", "sum of the other members' waits");
-  f.blocks("/collectives/ops/busbw_gbps", nops, op_blocks, busbw, "GB/s", "0 when the message size is unknown");
-  f.blocks("/collectives/arrival_ns", uint64_t(arrivals), arr_blocks, arrival, "ns",
-           "clock-corrected kernel start of each member, op-major per communicator");
+  File::Column<int32_t> comm_idx(f, "/collectives/ops/communicator", nops, nullptr, "row in /collectives/communicators");
+  File::Column<int32_t> seq(f, "/collectives/ops/seq", nops, nullptr, "issue index on the communicator");
+  File::Column<uint8_t> type(f, "/collectives/ops/type", nops, nullptr, "CollectiveType code (see docs)");
+  File::Column<int32_t> last(f, "/collectives/ops/last_rank", nops, nullptr, "the member that arrived last");
+  File::Column<int32_t> iter(f, "/collectives/ops/iteration", nops, nullptr, "iteration index on the last arriver");
+  File::Column<int64_t> first(f, "/collectives/ops/first_arrival_ns", nops, "ns", "clock-corrected wall clock");
+  File::Column<double> skew(f, "/collectives/ops/skew_ms", nops, "ms", "last arrival - first arrival");
+  File::Column<double> transfer(f, "/collectives/ops/transfer_ms", nops, "ms", "latest end - last arrival");
+  File::Column<double> hold(f, "/collectives/ops/hold_ms", nops, "ms", "last arrival - second-to-last arrival");
+  File::Column<double> blame(f, "/collectives/ops/blame_ms", nops, "ms", "sum of the other members' waits");
+  File::Column<double> busbw(f, "/collectives/ops/busbw_gbps", nops, "GB/s", "0 when the message size is unknown");
+  File::Column<int64_t> arrival(f, "/collectives/arrival_ns", uint64_t(arrivals), "ns",
+                                "clock-corrected kernel start of each member, op-major per communicator");
+  if (!f.measuring())
+    replay_owned(x, [&](size_t ci, const collectives::CommReplay& rp) {
+      uint64_t row = uint64_t(op_offset[ci]), at = uint64_t(arrival_offset[ci]);
+      for (const auto& o : rp.ops) {
+        const int32_t c = int32_t(ci), sq = int32_t(o.seq);
+        const uint8_t ty = uint8_t(o.type);
+        const double sk = double(o.skew) / 1e6, tr = double(o.transfer) / 1e6, ho = double(o.hold) / 1e6,
+                     bl = double(o.blame) / 1e6;
+        comm_idx.add(row, &c, 1), seq.add(row, &sq, 1), type.add(row, &ty, 1), last.add(row, &o.last_rank, 1);
+        iter.add(row, &o.iteration, 1), first.add(row, &o.first_arrival, 1), skew.add(row, &sk, 1);
+        transfer.add(row, &tr, 1), hold.add(row, &ho, 1), blame.add(row, &bl, 1), busbw.add(row, &o.busbw_gbps, 1);
+        ++row;
+      }
+      for (const auto& a : rp.arrival) arrival.add(at, a), at += a.size();
+    });
+  for (auto* c : {&comm_idx, &seq, &last, &iter}) c->finish();
+  type.finish(), first.finish(), arrival.finish();
+  for (auto* c : {&skew, &transfer, &hold, &blame, &busbw}) c->finish();
 
   f.replicated("/histograms/collective_wait_ns_all", std::vector<uint64_t>(x.acc.wait_hist.counts.begin(), x.acc.wait_hist.counts.end()),
                "count", "every member's wait in every matched collective");
@@ -331,53 +336,53 @@ void write_cross(File& f, const CrossRankResults& x) {
   f.replicated_strings("/iterations/change_points/culprit_ranks", col(P, [](auto& c) { return join(c.culprit_ranks); }));
 }
 
-std::string temp_name(MPI_Comm comm, const std::string& path) {
-  int pid = int(::getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, comm);
-  fs::path p(path);
-  std::string name = p.filename().string();
-  name.insert(0, 1, '.');
-  name += ".tmp-";
-  name += std::to_string(pid);
-  return (p.parent_path() / name).string();
+void write_all(File& f, const RunResults& res) {
+  f.attr("/", "tool", std::string("straggler-scan"));
+  f.attr("/", "version", std::string(kToolVersion));
+  f.attr("/", "command_line", res.command_line);
+  f.attr("/", "ranks", int64_t(res.total_ranks));
+  f.attr("/", "ranks_failed", int64_t(res.failures.size()));
+  f.attr("/", "hosts", res.hosts);
+  write_ranks(f, res);
+  write_per_rank_tables(f, res);
+  write_inputs(f, res);
+  if (res.cross) write_cross(f, *res.cross);
 }
 
 }  // namespace
 
-void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& res) {
+void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const RunResults& res) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // our own one-line errors instead of HDF5's stack
-  const std::string tmp = temp_name(comm, path);
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
+  // A file system that fills up mid-write makes parallel HDF5 deadlock in H5Fclose (its metadata
+  // flush fails on some processes only): check the room first, with the bytes a dry run counts.
+  uint64_t need = 0;
+  {
+    File measure(t, File::Measure{});
+    write_all(measure, res);
+    need = measure.measured_bytes() + measure.measured_bytes() / 4 + (uint64_t(1) << 20);
+  }
+  ByteWriter w;
+  if (t.root()) {
+    const int64_t room = free_bytes(tmp);
+    w.str(room >= 0 && uint64_t(room) < need
+              ? fmt::format("not enough space on its file system: it needs about {:.1f} MB, {:.1f} MB are free",
+                            double(need) / 1e6, double(room) / 1e6)
+              : std::string());
+  }
+  const std::string blob = t.broadcast(w.bytes(), 0);
+  if (std::string why = ByteReader(blob).str(); !why.empty())
+    throw OutputError(ranks::printable(path) + ": cannot write HDF5 output (" + why + ")");
   try {
-    File f(comm, tmp);
-    f.attr("/", "tool", std::string("straggler-scan"));
-    f.attr("/", "version", std::string(kToolVersion));
-    f.attr("/", "command_line", res.command_line);
-    f.attr("/", "ranks", int64_t(res.total_ranks));
-    f.attr("/", "ranks_failed", int64_t(res.failures.size()));
-    f.attr("/", "hosts", res.hosts);
-    write_ranks(f, res);
-    write_per_rank_tables(f, res);
-    write_inputs(f, res);
-    if (res.cross) write_cross(f, *res.cross);
+    File f(t, tmp);
+    write_all(f, res);
     f.close();
   } catch (const std::runtime_error& e) {
     // Collective calls fail on every process alike (same metadata everywhere) and File::close
     // agrees on failed data writes, so every process gets here together.
     std::error_code ec;
-    if (me == 0) fs::remove(tmp, ec);
+    if (t.root()) fs::remove(tmp, ec);
     throw OutputError(ranks::printable(path + ": cannot write HDF5 output (" + e.what() + ")"));
   }
-  MPI_Barrier(comm);
-  int ok = 1;
-  if (me == 0) {
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) fs::remove(tmp, ec), ok = 0;
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw OutputError(ranks::printable(path) + ": cannot write HDF5 output (rename failed)");
 }
 
 }  // namespace straggler

@@ -1,23 +1,19 @@
-// Parallel HDF5 output. Every process of `comm` calls write_hdf5 with its own rows; the file is
-// written under a temporary name next to `path` and renamed to `path` only when complete.
+// Parallel HDF5 output. Every process calls write_hdf5 with its own rows; process 0 writes the
+// tables every process holds. The file goes to a temporary path that OutputFiles renames into
+// place once every output of the run is complete.
 #pragma once
-#include <mpi.h>
-
-#include <stdexcept>
 #include <string>
 
+#include "output_files.hpp"
 #include "results.hpp"
+#include "transport.hpp"
 
 namespace straggler {
 
-// A failed write, raised on every process alike (so callers may return instead of aborting).
-struct OutputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Collective over comm. Throws OutputError (one line, naming the file) on failure, after
-// removing the temporary file; the same outcome is reported on every process. Anything else
-// (out of memory) propagates as is and is fatal to the job.
-void write_hdf5(MPI_Comm comm, const std::string& path, const RunResults& local);
+// Collective. Writes `tmp` (the layout of docs/hdf5-layout.md), first checking that its file
+// system has room. Throws OutputError (one line, naming `path`, the final name) on failure, after
+// removing `tmp`; the same outcome on every process. Anything else (out of memory) propagates as
+// is and is fatal to the job.
+void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const RunResults& local);
 
 }  // namespace straggler

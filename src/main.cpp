@@ -1,4 +1,6 @@
-// straggler-scan: entry point. Runs under mpirun or alone (a singleton MPI process).
+// straggler-scan: entry point. Under an MPI launcher it runs on MPI; alone it runs on the local
+// transport and never starts MPI (MPI_Init alone costs ~0.4 s). --help, --version and usage
+// errors are answered before any of that.
 #include <mpi.h>
 
 #include <iostream>
@@ -6,27 +8,55 @@
 #include "driver.hpp"
 #include "hdf5_writer.hpp"
 #include "ranks/discovery.hpp"
+#include "transport.hpp"
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int me = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  int status = 0;
+namespace {
+
+// Exit status of one analysis; a failure of one process only is the caller's to handle.
+int analyse(straggler::Transport& t, const straggler::Options& opt, bool* internal_error) {
   try {
-    straggler::Options opt;
-    if (straggler::parse_options(argc, argv, opt)) status = straggler::run_analysis(MPI_COMM_WORLD, opt);
+    return straggler::run_analysis(t, opt);
   } catch (const ranks::UsageError& e) {
     // Raised identically on every process (arguments, or broadcast from process 0).
-    if (me == 0) std::cerr << "straggler-scan: " << e.what() << "\n";
-    status = 2;
+    if (t.root()) std::cerr << "straggler-scan: " << e.what() << "\n";
+    return 2;
   } catch (const straggler::OutputError& e) {
-    // Raised on every process together: nothing is left waiting, no abort needed.
-    if (me == 0) std::cerr << "straggler-scan: " << e.what() << "\n";
-    status = 1;
+    // Raised on every process together: nothing is left waiting.
+    if (t.root()) std::cerr << "straggler-scan: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
-    // One process failing must not leave the others waiting in a collective: abort the job.
-    std::cerr << "straggler-scan: internal error on process " << me << ": " << e.what() << "\n";
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::cerr << "straggler-scan: internal error";
+    if (t.size() > 1) std::cerr << " on process " << t.rank();
+    std::cerr << ": " << e.what() << "\n";
+    *internal_error = true;
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quiet_here = straggler::launcher_rank() != 0;  // one process prints usage errors
+  straggler::Options opt;
+  try {
+    if (!straggler::parse_options(argc, argv, opt, quiet_here)) return 0;  // --help, --version
+  } catch (const ranks::UsageError& e) {
+    if (!quiet_here) std::cerr << "straggler-scan: " << e.what() << "\n";
+    return 2;
+  }
+  if (!straggler::started_by_mpi_launcher()) {
+    bool internal = false;
+    auto local = straggler::local_transport();
+    return analyse(*local, opt, &internal);
+  }
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  {
+    bool internal = false;
+    auto mpi = straggler::mpi_transport(MPI_COMM_WORLD);
+    status = analyse(*mpi, opt, &internal);
+    // One process failing alone must not leave the others waiting in a collective: end the job.
+    if (internal) MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Finalize();
   return status;

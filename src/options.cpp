@@ -14,10 +14,12 @@ namespace straggler {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
-bool parse_options(int argc, char** argv, Options& out) {
+bool parse_options(int argc, char** argv, Options& out, bool silent) {
   po::options_description visible(
       "straggler-scan: why is a distributed GPU training job slow?\n\n"
-      "Usage: [mpirun -n P] straggler-scan RUN_DIR... [-o OUT.h5] [--summary OUT.json]\n\nOptions");
+      "Usage: [mpirun -n P] straggler-scan RUN_DIR... [-o OUT.h5] [--summary OUT.json]\n"
+      "Alone it runs in one process without MPI; under mpirun (or srun) the profiles are spread over the\n"
+      "processes.\n\nOptions");
   visible.add_options()("help,h", "show this help")("version", "show the version")(
       "output,o", po::value(&out.output)->default_value(out.output), "HDF5 output file")(
       "summary", po::value(&out.summary), "also write the verdict as JSON (see docs)")(
@@ -50,11 +52,11 @@ bool parse_options(int argc, char** argv, Options& out) {
     throw ranks::UsageError(ranks::printable(e.what()) + " (see --help)");
   }
   if (vm.count("help")) {
-    std::cout << visible << "\n";
+    if (!silent) std::cout << visible << "\n";
     return false;
   }
   if (vm.count("version")) {
-    std::cout << "straggler-scan " << kToolVersion << "\n";
+    if (!silent) std::cout << "straggler-scan " << kToolVersion << "\n";
     return false;
   }
   out.clock_correction = !vm.count("no-clock-correction");

@@ -24,8 +24,9 @@ struct Options {
   std::string command_line;         // as given, for the output's provenance
 };
 
-// Parses argv. Returns false after printing help/version (exit 0). Throws ranks::UsageError.
-bool parse_options(int argc, char** argv, Options& out);
+// Parses argv. Returns false after printing help/version (exit 0; `silent`: print nothing, for
+// all but one process of an MPI launch). Throws ranks::UsageError.
+bool parse_options(int argc, char** argv, Options& out, bool silent = false);
 
 // --layout against the ranks found (`world` = highest accepted rank + 1; the same on every
 // process): a layout smaller than `world` is an error (ranks it has no place for); a larger one

@@ -109,18 +109,18 @@ void sort_by_rank(RunResults& r) {
   std::stable_sort(r.iterations.begin(), r.iterations.end(), by_rank);
 }
 
-std::vector<std::string> gather_hosts(MPI_Comm comm, const std::vector<RankRow>& mine) {
+std::vector<std::string> gather_hosts(Transport& t, const std::vector<RankRow>& mine) {
   ByteWriter w;
   for (const auto& r : mine) w.str(r.host);
   std::set<std::string> hosts;
-  for (const auto& blob : allgather_blobs(comm, w.bytes())) {
+  for (const auto& blob : t.allgather(w.bytes())) {
     ByteReader b(blob);
     while (!b.done()) hosts.insert(b.str());
   }
   return {hosts.begin(), hosts.end()};
 }
 
-RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int root) {
+RunSummaryInput gather_summary_input(Transport& t, const RunResults& local, int root) {
   ByteWriter w;
   w.pod<uint64_t>(local.ranks.size());
   for (const auto& r : local.ranks) put(w, r);
@@ -129,7 +129,7 @@ RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int
   RunSummaryInput s;
   s.failures = local.failures, s.inputs = local.inputs, s.hosts = local.hosts, s.total_ranks = local.total_ranks;
   s.cross = local.cross;
-  for (const auto& blob : gather_blobs(comm, w.bytes(), root)) {
+  for (const auto& blob : t.gather(w.bytes(), root)) {
     ByteReader b(blob);
     for (auto n = b.pod<uint64_t>(); n > 0; --n) s.ranks.push_back(get(b));
     while (!b.done()) s.steady_step_ms.push_back(b.pod<double>());

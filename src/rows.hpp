@@ -1,11 +1,11 @@
 // Turning per-rank metrics into result rows, and moving rows between processes.
 #pragma once
-#include <mpi.h>
 
 #include "ranks/metrics.hpp"
 #include "ranks/timeline.hpp"
 #include "cross_rank.hpp"
 #include "results.hpp"
+#include "transport.hpp"
 
 namespace straggler {
 
@@ -22,7 +22,7 @@ void sort_by_rank(RunResults& r);
 // Cross-rank figures into this process's rank rows.
 void apply_cross_rank(RunResults& r, const CrossRankResults& x);
 // Distinct host names over all processes, sorted.
-std::vector<std::string> gather_hosts(MPI_Comm comm, const std::vector<RankRow>& mine);
+std::vector<std::string> gather_hosts(Transport& t, const std::vector<RankRow>& mine);
 
 // Everything the report and the summary need, on one process.
 struct RunSummaryInput {
@@ -34,6 +34,6 @@ struct RunSummaryInput {
   int32_t total_ranks = 0;
   const CrossRankResults* cross = nullptr;  // identical on every process
 };
-RunSummaryInput gather_summary_input(MPI_Comm comm, const RunResults& local, int root);
+RunSummaryInput gather_summary_input(Transport& t, const RunResults& local, int root);
 
 }  // namespace straggler

@@ -1,10 +1,10 @@
 #include "summary_json.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "cross_rank.hpp"
@@ -152,29 +152,14 @@ std::string summary_json(const RunSummaryInput& in) {
   return j.str() + "\n";
 }
 
-void write_summary_json(const std::string& path, const RunSummaryInput& in) {
-  namespace fs = std::filesystem;
-  fs::path p(path);
-  std::string name = p.filename().string();
-  name.insert(0, 1, '.');
-  name += ".tmp-" + std::to_string(::getpid());
-  fs::path tmp = p.parent_path() / name;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << summary_json(in);
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error(path + ": cannot write summary");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(path + ": cannot write summary (" + ec.message() + ")");
-  }
+std::string write_summary_json(const std::string& path, const RunSummaryInput& in) {
+  const std::string text = summary_json(in);
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return std::strerror(errno);
+  int err = std::fwrite(text.data(), 1, text.size(), f) == text.size() ? 0 : (errno ? errno : EIO);
+  if (std::fflush(f) != 0 && !err) err = errno;
+  if (std::fclose(f) != 0 && !err) err = errno;
+  return err ? std::strerror(err) : "";
 }
 
 }  // namespace straggler

@@ -6,6 +6,7 @@
 
 namespace straggler {
 std::string summary_json(const RunSummaryInput& in);
-// Written under a temporary name and renamed; throws std::runtime_error naming the file.
-void write_summary_json(const std::string& path, const RunSummaryInput& in);
+// Writes summary_json(in) to `path` (a temporary name: OutputFiles renames it). Returns "" or
+// why it failed (the system's words, e.g. "No space left on device").
+std::string write_summary_json(const std::string& path, const RunSummaryInput& in);
 }

@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +22,8 @@
 
 #include "h5_file.hpp"
 #include "hdf5_writer.hpp"
+#include "output_files.hpp"
+#include "transport.hpp"
 #include "version.hpp"
 
 namespace fs = std::filesystem;
@@ -27,6 +33,18 @@ namespace {
 
 int me() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 int nprocs() { int n; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
+
+Transport& world() {
+  static auto t = mpi_transport(MPI_COMM_WORLD);
+  return *t;
+}
+
+// What the driver does: the file under its temporary name, then renamed into place.
+void write_file(Transport& t, const std::string& path, const RunResults& res) {
+  OutputFiles files(t, path, "");
+  write_hdf5(t, path, files.h5_temp(), res);
+  files.commit("");
+}
 
 // A folder every process agrees on (process 0 makes it; the name carries its pid).
 fs::path shared_dir(const std::string& name) {
@@ -244,8 +262,11 @@ template <class Owner>
 std::vector<std::string> compare_split(const std::string& name, const RunResults& all, Owner owner) {
   const fs::path dir = shared_dir(name);
   const int p = me();
-  write_hdf5(MPI_COMM_WORLD, (dir / "split.h5").string(), share(all, [&](int32_t r) { return owner(r) == p; }));
-  if (p == 0) write_hdf5(MPI_COMM_SELF, (dir / "alone.h5").string(), all);
+  write_file(world(), (dir / "split.h5").string(), share(all, [&](int32_t r) { return owner(r) == p; }));
+  if (p == 0) {  // the local transport: no MPI in the writer at all
+    auto alone = local_transport();
+    write_file(*alone, (dir / "alone.h5").string(), all);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   const Dump a = dump(dir / "alone.h5"), b = dump(dir / "split.h5");
   std::vector<std::string> diff;
@@ -265,7 +286,7 @@ TEST(Hdf5Writer, ValuesShapesStringsAttributes) {
   const fs::path out = dir / "out.h5";
   const int p = me(), n = nprocs();
   // Round-robin: no process holds a contiguous block of ranks.
-  write_hdf5(MPI_COMM_WORLD, out.string(), share(all, [&](int32_t r) { return r % n == p; }));
+  write_file(world(), out.string(), share(all, [&](int32_t r) { return r % n == p; }));
   MPI_Barrier(MPI_COMM_WORLD);
 
   EXPECT_EQ(listing(dir), std::vector<std::string>{"out.h5"});  // the temporary is gone
@@ -350,7 +371,7 @@ TEST(Hdf5Writer, EmptyTablesAreZeroLengthDatasets) {
   RunResults none;
   none.command_line = "x";
   const fs::path dir = shared_dir("empty");
-  write_hdf5(MPI_COMM_WORLD, (dir / "e.h5").string(), none);
+  write_file(world(), (dir / "e.h5").string(), none);
   MPI_Barrier(MPI_COMM_WORLD);
   H5File f(dir / "e.h5");
   ASSERT_GE(f.id, 0);
@@ -365,10 +386,10 @@ TEST(Hdf5Writer, EmptyTablesAreZeroLengthDatasets) {
 }
 
 // Failures: every process throws the same one-line error naming the file; nothing is left.
-void expect_fails(const fs::path& target, const fs::path& dir_to_check) {
+std::string expect_fails(const fs::path& target, const fs::path& dir_to_check) {
   std::string what;
   try {
-    write_hdf5(MPI_COMM_WORLD, target.string(), share(full_results(), [](int32_t r) { return r % nprocs() == me(); }));
+    write_file(world(), target.string(), share(full_results(), [](int32_t r) { return r % nprocs() == me(); }));
   } catch (const OutputError& e) {  // the agreed kind, so main can exit 1 without aborting
     what = e.what();
   }
@@ -379,6 +400,7 @@ void expect_fails(const fs::path& target, const fs::path& dir_to_check) {
   if (fs::exists(dir_to_check)) {
     for (const auto& name : listing(dir_to_check)) EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
   }
+  return what;
 }
 
 TEST(Hdf5Writer, MissingDirectoryFails) {
@@ -423,7 +445,7 @@ TEST(Hdf5File, OneProcessWriteFailureIsAgreedAtClose) {
   const bool bad = me() == nprocs() - 1;
   std::string what;
   {
-    h5::File f(MPI_COMM_WORLD, (dir / "x.h5").string());
+    h5::File f(world(), (dir / "x.h5").string());
     std::vector<uint64_t> rows{bad ? uint64_t(99) : uint64_t(me() % 4)};
     f.column("/x", 4, rows, std::vector<int64_t>{7});
     try {
@@ -503,6 +525,72 @@ TEST(Hdf5Writer, HugeStringsAreClipped) {
   const auto hosts = attr_strings(f.id, "/", "hosts");
   ASSERT_EQ(hosts.size(), 3u);
   EXPECT_EQ(hosts[2], h5::clip_string(huge));
+}
+
+// D4: a file system without room for the output. Parallel HDF5 deadlocked in H5Fclose when its
+// metadata flush failed on some processes only; the room is now checked before anything is written.
+TEST(Hdf5Writer, FullFileSystemFailsBeforeWriting) {
+  const fs::path dir = shared_dir("fullfs");
+  int64_t mounted = 0;
+  if (me() == 0) {
+    fs::create_directories(dir / "small");
+    const std::string cmd = "mount -t tmpfs -o size=64k tmpfs '" + (dir / "small").string() + "' 2>/dev/null";
+    mounted = std::system(cmd.c_str()) == 0;
+  }
+  mounted = world().reduce(mounted, Transport::Op::Max);
+  if (!mounted) GTEST_SKIP() << "cannot mount a 64 KB tmpfs here (needs root): the full-file-system case is untested";
+  EXPECT_NE(expect_fails(dir / "small" / "x.h5", dir / "small").find("not enough space on its file system"),
+            std::string::npos);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me() == 0) EXPECT_EQ(std::system(("umount '" + (dir / "small").string() + "'").c_str()), 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// D9: a temporary file whose process is gone (a SIGKILLed run) is removed by the next run on the
+// host; one whose process lives is left alone.
+TEST(OutputFiles, StaleTemporariesOfDeadProcessesAreRemoved) {
+  const fs::path dir = shared_dir("stale");
+  if (me() == 0) {
+    auto local = local_transport();
+    const std::string out = (dir / "x.h5").string();
+    std::string live_name;
+    {
+      OutputFiles f(*local, out, "");
+      live_name = f.h5_temp();  // .x.h5.tmp-HOST-<own pid>
+    }
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);  // a pid that no longer exists
+    const std::string stem = live_name.substr(0, live_name.rfind('-') + 1);
+    const std::string dead = stem + std::to_string(child), other_host = (dir / ".x.h5.tmp-elsewhere-1").string();
+    for (const auto& p : {live_name, dead, other_host}) std::fclose(std::fopen(p.c_str(), "w"));
+    EXPECT_EQ(remove_stale_temps(out), 1);
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(fs::exists(live_name));
+    EXPECT_TRUE(fs::exists(other_host));  // another host's run: not ours to judge
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// D9: SIGTERM (what mpirun sends the others when one process dies) removes the temporary files.
+TEST(OutputFiles, TerminationRemovesTemporaries) {
+  const fs::path dir = shared_dir("sigterm");
+  if (me() == 0) {
+    const std::string out = (dir / "x.h5").string(), summary = (dir / "s.json").string();
+    const pid_t child = fork();
+    if (child == 0) {
+      auto local = local_transport();
+      OutputFiles f(*local, out, summary);
+      for (const auto& p : {f.h5_temp(), f.summary_temp()}) std::fclose(std::fopen(p.c_str(), "w"));
+      raise(SIGTERM);
+      _exit(3);  // not reached
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+    EXPECT_EQ(listing(dir), std::vector<std::string>{});
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 namespace {

@@ -1,0 +1,63 @@
+// The communication between the processes of one analysis, behind one small interface: a local
+// implementation (one process, no MPI at all: run alone, straggler-scan pays no MPI start-up) and
+// an MPI one (under mpirun). The analysis is one code path over either.
+//
+// Every call is collective: all processes make the same calls in the same order. Blobs are
+// compact byte records (result rows, per-op records), never raw events.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace straggler {
+
+class Transport {
+ public:
+  enum class Op { Sum, Max, Min };
+
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  bool root() const { return rank() == 0; }
+
+  // Every process gets every process's blob, in process order.
+  virtual std::vector<std::string> allgather(const std::string& mine) = 0;
+  // to_each[i] goes to process i; returns the blobs received, in source process order.
+  virtual std::vector<std::string> alltoall(const std::vector<std::string>& to_each) = 0;
+  // Only `root` gets the blobs (the others get an empty vector).
+  virtual std::vector<std::string> gather(const std::string& mine, int root) = 0;
+  // root's blob on every process.
+  virtual std::string broadcast(const std::string& blob, int root) = 0;
+  // Element-wise reduction over all processes, in place (every process passes the same length).
+  virtual void allreduce(std::span<double> v, Op op) = 0;
+  virtual void allreduce(std::span<int64_t> v, Op op) = 0;
+  virtual void allreduce(std::span<uint64_t> v, Op op) = 0;
+  virtual void barrier() = 0;
+
+  template <class T>
+  T reduce(T v, Op op) {
+    allreduce(std::span<T>(&v, 1), op);
+    return v;
+  }
+
+  // For parallel I/O (HDF5's MPI-IO driver): the MPI communicator, or nullptr when there is none.
+  virtual const MPI_Comm* mpi_comm() const { return nullptr; }
+};
+
+// One process: every collective returns its own contribution.
+std::unique_ptr<Transport> local_transport();
+// All processes of comm (MPI is initialised by the caller and outlives the transport).
+std::unique_ptr<Transport> mpi_transport(MPI_Comm comm);
+
+// Whether this process was started by an MPI launcher (mpirun/mpiexec of Open MPI, MPICH or
+// Intel MPI; srun with PMI/PMIx), from the variables those launchers set. Alone, straggler-scan
+// runs on the local transport and never initialises MPI.
+bool started_by_mpi_launcher();
+// The launcher's rank of this process (0 when alone or unknown): who prints before MPI is up.
+int launcher_rank();
+
+}  // namespace straggler
