@@ -116,6 +116,10 @@ struct LocalRank {
 }  // namespace
 
 int run_analysis(Transport& t, const Options& opt) {
+  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_nsys(path); });
+}
+
+int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
   const int me = t.rank(), nproc = t.size();
   const ranks::Discovery d = discover_everywhere(t, opt);
   const auto owner = assign_files(d.files, nproc);
@@ -131,7 +135,7 @@ int run_analysis(Transport& t, const Options& opt) {
     if (owner[f] != me) continue;
     file_info.pod<uint64_t>(f);
     try {
-      auto timelines = ranks::read_nsys(d.files[f].path);
+      auto timelines = read(d.files[f].path);
       file_info.pod<uint8_t>(1);
       file_info.str(timelines.front().nsys_version);
       file_info.str(timelines.front().schema_version);
