@@ -10,3 +10,21 @@ build() {
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD" -j "$JOBS"
 }
+# AddressSanitizer + UndefinedBehaviorSanitizer build (scripts/test.sh --sanitize, scripts/fuzz.sh).
+# -O1 keeps it fast enough for the tests; asserts stay on (no NDEBUG).
+SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+build_sanitize() {
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DCMAKE_C_FLAGS="$SAN_FLAGS" -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+  cmake --build "$BUILD" -j "$JOBS"
+}
+# Any sanitizer report ends the process with an error; leaks of Open MPI, hwloc and HDF5 (not ours)
+# are suppressed by scripts/lsan.supp.
+sanitizer_env() {
+  export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=99:detect_leaks=1:print_stacktrace=1:strict_string_checks=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=99"
+  export LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0:exitcode=99"
+}

@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (ctest).
+# --sanitize: the same in build-sanitize with AddressSanitizer + UndefinedBehaviorSanitizer; any
+# report fails its test. Other arguments go to ctest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+sanitize=0
+if [ "${1:-}" = --sanitize ]; then sanitize=1; shift; fi
 "$ROOT/scripts/setup.sh"
-build
+if [ "$sanitize" = 1 ]; then
+  BUILD="${SAN_BUILD:-$ROOT/build-sanitize}"
+  sanitizer_env   # before building: test discovery runs the instrumented test binaries
+  build_sanitize
+else
+  build
+fi
 cd "$BUILD"
 ctest --output-on-failure -j "$JOBS" "$@"
