@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "exchange.hpp"
+#include "timings.hpp"
 
 namespace straggler {
 namespace c = collectives;
@@ -226,7 +227,9 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   const std::string mine = pack(summarize(local));
   res.bytes_exchanged += sent(mine) * (nproc - 1);
   for (const auto& blob : t.allgather(mine)) unpack(blob, streams);
+  timings().mark("exchange stream summaries");
   const auto inference = c::infer_communicators(streams, layout_given);
+  timings().mark("infer communicators");
   const auto& comms = inference.comms;
   res.layout = inference.layout;
   const std::optional<topology::ParallelLayout> layout = res.layout.layout;
@@ -283,6 +286,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
     if (t.reduce<int64_t>(next < sends.size(), Transport::Op::Max) == 0) break;
   }
   res.owned = owned;
+  timings().mark("ship op records to owners");
 
   // 3. Clock edges from the owners, solved identically everywhere.
   std::vector<c::ClockEdge> edges;
@@ -313,6 +317,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   const std::vector<c::ClockEdge> trusted = c::trusted_edges(edges, &distrusted);
   res.clocks = c::solve_clocks(world, clock_correction ? trusted : std::vector<c::ClockEdge>{},
                                reference < world ? int(reference) : 0);
+  timings().mark("align clocks");
   // 4. Replay owned communicators; per-rank sums over all processes. The per-op results are
   // dropped here (replay_owned recomputes them for the writer).
   std::vector<double> comm_stats(res.comms.size() * 5, 0.0);  // matched, median transfer, mismatch, viol before/after
@@ -454,6 +459,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
       (*series)[r].assign(flat.begin() + long(r * size_t(max_iter)), flat.begin() + long((r + 1) * size_t(max_iter)));
   }
 
+  timings().mark("replay and sums");
   // 5. Evidence of every rank to every process; the verdict is computed identically everywhere.
   ByteWriter w;
   for (const auto& in : local) {
@@ -498,6 +504,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
     if (d.iteration >= 0) clean = std::min(clean, size_t(d.iteration));
   res.verdict = c::decide(evidence, ce, clean);
   res.bytes_exchanged_total = t.reduce(res.bytes_exchanged, Transport::Op::Sum);
+  timings().mark("evidence and verdict");
   for (const auto& e : evidence) {
     res.evidence_ranks.push_back(e.rank);
     res.step_ms.push_back(e.step_ms);

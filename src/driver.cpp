@@ -20,6 +20,7 @@
 #include "report.hpp"
 #include "rows.hpp"
 #include "summary_json.hpp"
+#include "timings.hpp"
 
 namespace straggler {
 namespace {
@@ -121,7 +122,9 @@ int run_analysis(Transport& t, const Options& opt) {
 
 int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
   const int me = t.rank(), nproc = t.size();
+  timings().start();
   const ranks::Discovery d = discover_everywhere(t, opt);
+  timings().mark("discover");
   const auto owner = assign_files(d.files, nproc);
 
   ranks::MetricsOptions mopt;
@@ -159,6 +162,7 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     }
   }
 
+  timings().mark("read and per-rank metrics");
   // Everyone learns what every file held, then assigns ranks identically.
   RunResults res;
   res.command_line = opt.command_line;
@@ -241,6 +245,7 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     return 2;
   }
 
+  timings().mark("assign ranks");
   check_layout(opt, world, res.failures);  // the same answer on every process
   const CrossRankResults cross = run_cross_rank(t, cross_inputs, world, opt.layout, opt.clock_correction);
   apply_cross_rank(res, cross);
@@ -248,6 +253,7 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
   // Both outputs appear together, complete, or neither does.
   OutputFiles files(t, opt.output, opt.summary);
   write_hdf5(t, opt.output, files.h5_temp(), res);
+  timings().mark("write HDF5");
   // Process 0 also needs every rank's row for the report and the summary.
   RunSummaryInput all = gather_summary_input(t, res, 0);
   std::string error;
@@ -255,7 +261,9 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())
       error = ranks::printable(opt.summary) + ": cannot write the summary (" + why + ")";
   files.commit(error);
+  timings().mark("summary");
   if (me == 0) {
+    if (opt.timings) timings().print(std::cerr);
     print_failures(std::cerr, res.failures);
     if (!opt.quiet) print_report(std::cout, all, opt);
   }

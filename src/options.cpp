@@ -37,7 +37,8 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "strict", po::bool_switch(&out.strict), "exit 2 when any profile cannot be read")(
       "no-clock-correction", "compare ranks on their hosts' clocks (utcEpochNs) as recorded, without the "
       "alignment from collective end times")(
-      "quiet,q", po::bool_switch(&out.quiet), "print only errors");
+      "quiet,q", po::bool_switch(&out.quiet), "print only errors")(
+      "timings", po::bool_switch(&out.timings), "print the wall time of each stage (process 0) to stderr");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&out.inputs));
   po::options_description all;

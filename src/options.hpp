@@ -21,6 +21,7 @@ struct Options {
   bool strict = false;
   bool clock_correction = true;     // --no-clock-correction: trust utcEpochNs (to see what it changes)
   bool quiet = false;
+  bool timings = false;             // --timings: wall time of each stage on stderr
   std::string command_line;         // as given, for the output's provenance
 };
 
