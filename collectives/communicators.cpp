@@ -41,10 +41,21 @@ bool exceeds_coherence(const std::vector<int64_t>& a, const std::vector<int64_t>
 }
 
 // Collective streams of one family (same leading type sequence): candidate communicators.
+// Scores are kept only for pairs within the coherence limit, the only ones ever compared with
+// anything but that limit: memory grows with the streams, not their square (a family holds one
+// stream per rank: a dense matrix was 134 MB at 4096 ranks).
 struct Family {
+  struct Near {
+    uint32_t other = 0;
+    int64_t score = 0;
+    bool on = false;  // a lock-step edge
+  };
   std::vector<const StreamSummary*> s;
-  std::vector<std::vector<int64_t>> score;
-  std::vector<std::vector<bool>> on;
+  std::vector<std::vector<Near>> near;  // per stream, sorted by `other`
+  const Near* find(size_t i, size_t j) const {
+    auto it = std::lower_bound(near[i].begin(), near[i].end(), j, [](const Near& x, size_t k) { return x.other < k; });
+    return it != near[i].end() && it->other == j ? &*it : nullptr;
+  }
 };
 
 // Pairs that move in lock step: score under the limit and within 3x of the better of the two
@@ -52,9 +63,8 @@ struct Family {
 // the same time (one clock).
 void score_family(Family& f, const CommunicatorOptions& opt) {
   const size_t n = f.s.size();
-  f.score.assign(n, std::vector<int64_t>(n, INT64_MAX));
-  f.on.assign(n, std::vector<bool>(n, false));
-  std::vector<int64_t> best(n, INT64_MAX);
+  f.near.assign(n, {});
+  std::vector<int64_t> best(n, INT64_MAX);  // over pairs within the limit: the same wherever it matters
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i + 1; j < n; ++j) {
       if (f.s[i]->rank == f.s[j]->rank) continue;
@@ -62,21 +72,21 @@ void score_family(Family& f, const CommunicatorOptions& opt) {
       // so they must start at the same op): further apart, no need to score.
       const auto &ea = f.s[i]->first_ends, &eb = f.s[j]->first_ends;
       if (!ea.empty() && !eb.empty() && std::abs(ea.front() - eb.front()) > opt.max_clock_error_ns) continue;
-      int64_t sc = exceeds_coherence(ea, eb, opt.coherence_ns) ? opt.coherence_ns + 1 : lockstep_score(ea, eb);
+      if (exceeds_coherence(ea, eb, opt.coherence_ns)) continue;
+      const int64_t sc = lockstep_score(ea, eb);
+      if (sc > opt.coherence_ns) continue;
       if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
-        const auto& a = f.s[i]->first_ends;
-        const auto& b = f.s[j]->first_ends;
         std::vector<int64_t> d;
-        for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) d.push_back(a[k] - b[k]);
-        if (!d.empty() && std::abs(quantile(d, 0.5)) > opt.same_host_ns) sc = INT64_MAX - 1;
+        for (size_t k = 0; k < std::min(ea.size(), eb.size()); ++k) d.push_back(ea[k] - eb[k]);
+        if (!d.empty() && std::abs(quantile(d, 0.5)) > opt.same_host_ns) continue;
       }
-      f.score[i][j] = f.score[j][i] = sc;
+      f.near[i].push_back({uint32_t(j), sc, false}), f.near[j].push_back({uint32_t(i), sc, false});
       best[i] = std::min(best[i], sc), best[j] = std::min(best[j], sc);
     }
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j)
-      if (i != j && f.score[i][j] <= opt.coherence_ns)
-        f.on[i][j] = f.score[i][j] <= std::max(opt.floor_ns, 3 * std::max(best[i], best[j]));
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(f.near[i].begin(), f.near[i].end(), [](const auto& x, const auto& y) { return x.other < y.other; });
+    for (auto& p : f.near[i]) p.on = p.score <= std::max(opt.floor_ns, 3 * std::max(best[i], best[p.other]));
+  }
 }
 
 // Complete linkage: two clusters join only when no rank is in both, every cross pair is within
@@ -89,8 +99,8 @@ std::vector<std::vector<size_t>> cluster(const Family& f, const CommunicatorOpti
   };
   std::vector<Cand> cands;
   for (size_t i = 0; i < f.s.size(); ++i)
-    for (size_t j = i + 1; j < f.s.size(); ++j)
-      if (f.on[i][j]) cands.push_back({f.score[i][j], i, j});
+    for (const auto& p : f.near[i])
+      if (p.other > i && p.on) cands.push_back({p.score, i, p.other});
   std::sort(cands.begin(), cands.end(), [](auto& x, auto& y) { return std::tie(x.score, x.i, x.j) < std::tie(y.score, y.i, y.j); });
   std::vector<size_t> of(f.s.size());
   std::iota(of.begin(), of.end(), 0);
@@ -104,8 +114,9 @@ std::vector<std::vector<size_t>> cluster(const Family& f, const CommunicatorOpti
     for (size_t x : members[a])
       for (size_t y : members[b]) {
         ++pairs;
-        ok = ok && f.s[x]->rank != f.s[y]->rank && f.score[x][y] <= opt.coherence_ns;
-        good += f.on[x][y];
+        const auto* p = f.find(x, y);
+        ok = ok && f.s[x]->rank != f.s[y]->rank && p;
+        good += p && p->on;
       }
     if (!ok || good * 10 < pairs * 9) continue;
     for (size_t y : members[b]) of[y] = a;
