@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -128,6 +129,7 @@ int run(straggler::Transport& t, const Job& job, int ranks, int64_t ops_per_rank
   opt.output = (dir / "out.h5").string();
   opt.summary = (dir / "summary.json").string();
   opt.quiet = true;
+  opt.timings = std::getenv("SCALE_TIMINGS") != nullptr;
   const auto t0 = std::chrono::steady_clock::now();
   const int status = straggler::run_analysis(t, opt, [&](const std::string& path) {
     const std::string name = fs::path(path).stem().string();
