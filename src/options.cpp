@@ -102,7 +102,10 @@ void check_one(const std::string& path, const char* what, const Options& opt) {
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
   if (ec) throw ranks::UsageError(shown + ": " + what + " path is not usable (" + ec.message() + ")");
   fs::path parent = p.parent_path();
-  if (!fs::is_directory(parent, ec)) throw ranks::UsageError(shown + ": " + what + " directory does not exist");
+  if (!fs::is_directory(parent, ec))
+    throw ranks::UsageError(shown + ": " + what + " directory " +
+                            (fs::exists(parent, ec) ? ranks::printable(parent.string()) + " is not a directory"
+                                                    : std::string("does not exist")));
   if (::access(parent.c_str(), W_OK) != 0)
     throw ranks::UsageError(shown + ": " + what + " directory is not writable");
   if (fs::is_directory(p, ec)) throw ranks::UsageError(shown + ": " + what + " path is a directory");

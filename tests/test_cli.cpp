@@ -129,6 +129,12 @@ TEST_F(Cli, UnusableArgumentsExitTwoAndWriteNothing) {
   r = sh(kScan + " " + run() + " -o " + (root / "no-such-dir" / "x.h5").string());
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("directory does not exist"), std::string::npos) << r.out;
+  // -o under a regular file: named for what it is.
+  std::ofstream(root / "plain") << "x";
+  r = sh(kScan + " " + run() + " -o " + (root / "plain" / "x.h5").string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("x.h5: output directory " + (root / "plain").string() + " is not a directory"),
+            std::string::npos) << r.out;
 
   r = sh(kScan + " " + run() + " -o " + run() + "/inside.h5");
   EXPECT_EQ(r.status, 2) << r.out;
