@@ -4,6 +4,7 @@
 #include <cmath>
 #include <queue>
 #include "ranks/histogram.hpp"
+#include "ranks/sat_math.hpp"
 
 namespace collectives {
 namespace {
@@ -19,7 +20,7 @@ ClockEdge fit_pair(int a, int b, const std::vector<int64_t>& end_a, const std::v
   e.ops = int64_t(n);
   if (n == 0) return e;
   std::vector<double> d(n);
-  for (size_t i = 0; i < n; ++i) d[i] = double(end_a[i] - end_b[i]);
+  for (size_t i = 0; i < n; ++i) d[i] = ranks::diff_d(end_a[i], end_b[i]);  // exact, no int64 overflow
   e.t_ref_ns = double(end_b[n / 2]);
   if (n >= 32) {
     // Drift: least squares through the medians of 8 consecutive bins (robust to stragglers' outliers).
@@ -34,7 +35,7 @@ ClockEdge fit_pair(int a, int b, const std::vector<int64_t>& end_a, const std::v
     }
     const double den = double(bins) * sxx - sx * sx;
     // Only trust a slope over a span long enough to measure it.
-    if (den > 0 && double(end_b[n - 1] - end_b[0]) > 1e9) e.drift = (double(bins) * sxy - sx * sy) / den;
+    if (den > 0 && ranks::diff_d(end_b[n - 1], end_b[0]) > 1e9) e.drift = (double(bins) * sxy - sx * sy) / den;
   }
   std::vector<double> r(n);
   for (size_t i = 0; i < n; ++i) r[i] = d[i] - e.drift * (double(end_b[i]) - e.t_ref_ns);

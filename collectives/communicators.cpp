@@ -10,13 +10,27 @@
 #include <set>
 
 #include "ranks/histogram.hpp"
+#include "ranks/sat_math.hpp"
 #include "p2p_links.hpp"
 #include "topology/infer_layout.hpp"
 
 namespace collectives {
 namespace {
 
+using ranks::abs_diff;
+using ranks::diff_d;
 using ranks::median;
+using ranks::sat_abs;
+using ranks::sat_from_wide;
+using ranks::sat_trunc;
+using ranks::sat_sub;
+
+// |(a1 - b1) - (a0 - b0)|: the op-to-op change of a difference of wall clocks, exact in 128 bits
+// (ends of untrusted profiles may lie anywhere in int64), saturated.
+int64_t change_of_difference(int64_t a1, int64_t b1, int64_t a0, int64_t b0) {
+  const __int128 d = (__int128(a1) - b1) - (__int128(a0) - b0);
+  return sat_from_wide(d < 0 ? -d : d);
+}
 
 
 // The q-quantile of v (v is reordered).
@@ -36,7 +50,7 @@ bool exceeds_coherence(const std::vector<int64_t>& a, const std::vector<int64_t>
   if (n < 3) return false;
   const size_t m = n - 1, k = std::min(m - 1, size_t(0.9 * double(m - 1) + 0.5));  // quantile()'s index
   size_t above = 0;
-  for (size_t i = 1; i < n; ++i) above += std::abs((a[i] - b[i]) - (a[i - 1] - b[i - 1])) > limit;
+  for (size_t i = 1; i < n; ++i) above += change_of_difference(a[i], b[i], a[i - 1], b[i - 1]) > limit;
   return above >= m - k;  // the m - k largest changes, the quantile's among them, all exceed it
 }
 
@@ -71,14 +85,14 @@ void score_family(Family& f, const CommunicatorOptions& opt) {
       // Members end their first op together, up to the hosts' clock error (ops pair by position,
       // so they must start at the same op): further apart, no need to score.
       const auto &ea = f.s[i]->first_ends, &eb = f.s[j]->first_ends;
-      if (!ea.empty() && !eb.empty() && std::abs(ea.front() - eb.front()) > opt.max_clock_error_ns) continue;
+      if (!ea.empty() && !eb.empty() && abs_diff(ea.front(), eb.front()) > opt.max_clock_error_ns) continue;
       if (exceeds_coherence(ea, eb, opt.coherence_ns)) continue;
       const int64_t sc = lockstep_score(ea, eb);
       if (sc > opt.coherence_ns) continue;
       if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
         std::vector<int64_t> d;
-        for (size_t k = 0; k < std::min(ea.size(), eb.size()); ++k) d.push_back(ea[k] - eb[k]);
-        if (!d.empty() && std::abs(quantile(d, 0.5)) > opt.same_host_ns) continue;
+        for (size_t k = 0; k < std::min(ea.size(), eb.size()); ++k) d.push_back(sat_sub(ea[k], eb[k]));
+        if (!d.empty() && sat_abs(quantile(d, 0.5)) > opt.same_host_ns) continue;
       }
       f.near[i].push_back({uint32_t(j), sc, false}), f.near[j].push_back({uint32_t(i), sc, false});
       best[i] = std::min(best[i], sc), best[j] = std::min(best[j], sc);
@@ -206,20 +220,20 @@ int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>
   // 90th percentile of the op-to-op change of the difference: members stay within noise at every
   // op, distinct groups wander at iteration boundaries even when ops within a burst line up.
   std::vector<int64_t> d(n - 1);
-  for (size_t i = 1; i < n; ++i) d[i - 1] = std::abs((a[i] - b[i]) - (a[i - 1] - b[i - 1]));
+  for (size_t i = 1; i < n; ++i) d[i - 1] = change_of_difference(a[i], b[i], a[i - 1], b[i - 1]);
   const int64_t step = quantile(d, 0.9);
   // Spread of the difference around a line (drift): catches slow wander that each step hides.
   std::vector<int64_t> x(n), first, second;
-  for (size_t i = 0; i < n; ++i) x[i] = a[i] - b[i];
+  for (size_t i = 0; i < n; ++i) x[i] = sat_sub(a[i], b[i]);
   for (size_t i = 0; i < n / 2; ++i) first.push_back(x[i]);
   for (size_t i = n - n / 2; i < n; ++i) second.push_back(x[i]);
-  const double t1 = double(b[n / 4] - b[0]), t2 = double(b[n - 1 - n / 4] - b[0]);
-  const double slope = t2 > t1 ? double(quantile(second, 0.5) - quantile(first, 0.5)) / (t2 - t1) : 0.0;
+  const double t1 = diff_d(b[n / 4], b[0]), t2 = diff_d(b[n - 1 - n / 4], b[0]);
+  const double slope = t2 > t1 ? diff_d(quantile(second, 0.5), quantile(first, 0.5)) / (t2 - t1) : 0.0;
   std::vector<int64_t> r(n);
-  for (size_t i = 0; i < n; ++i) r[i] = x[i] - int64_t(slope * double(b[i] - b[0]));
+  for (size_t i = 0; i < n; ++i) r[i] = sat_sub(x[i], sat_trunc(slope * diff_d(b[i], b[0])));
   const int64_t mid = quantile(r, 0.5);
-  for (auto& v : r) v = std::abs(v - mid);
-  const int64_t spread = int64_t(1.4826 * double(quantile(r, 0.5)));
+  for (auto& v : r) v = abs_diff(v, mid);
+  const int64_t spread = sat_trunc(1.4826 * double(quantile(r, 0.5)));
   return std::max(step, spread);
 }
 
@@ -241,13 +255,13 @@ std::vector<std::pair<uint32_t, uint32_t>> match_link_ops(const std::vector<int6
   int64_t off = offset_ns;
   size_t j = 0;
   for (uint32_t i : oa) {
-    const int64_t want = end_a[i] - off;  // where the peer's op should end on b's clock
-    while (j < ob.size() && end_b[ob[j]] < want - tolerance_ns) ++j;
+    const int64_t want = sat_sub(end_a[i], off);  // where the peer's op should end on b's clock
+    while (j < ob.size() && end_b[ob[j]] < sat_sub(want, tolerance_ns)) ++j;
     // the closest of the candidates within tolerance
-    while (j + 1 < ob.size() && std::abs(end_b[ob[j + 1]] - want) < std::abs(end_b[ob[j]] - want)) ++j;
-    if (j < ob.size() && std::abs(end_b[ob[j]] - want) <= tolerance_ns) {
-      const int64_t d = end_a[i] - end_b[ob[j]];
-      off += (d - off) / 4;  // follow slow drift
+    while (j + 1 < ob.size() && abs_diff(end_b[ob[j + 1]], want) < abs_diff(end_b[ob[j]], want)) ++j;
+    if (j < ob.size() && abs_diff(end_b[ob[j]], want) <= tolerance_ns) {
+      const __int128 d = __int128(end_a[i]) - end_b[ob[j]];
+      off = sat_from_wide(off + (d - off) / 4);  // follow slow drift
       out.push_back({i, ob[j]});
       ++j;
     }

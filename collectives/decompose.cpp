@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ranks/sat_math.hpp"
+
 namespace collectives {
 
 OpTiming decompose(const std::vector<int64_t>& arrival, const std::vector<int64_t>& end) {
@@ -25,10 +27,14 @@ OpTiming decompose(const std::vector<int64_t>& arrival, const std::vector<int64_
     t.end_max = std::max(t.end_max, end[i]);
   }
   if (t.second_arrival == INT64_MIN) t.second_arrival = t.last_arrival;
-  t.skew = t.last_arrival - t.first_arrival;
-  t.transfer = std::max<int64_t>(0, t.end_max - t.last_arrival);
-  t.hold = t.last_arrival - t.second_arrival;
-  for (size_t i = 0; i < n; ++i) t.blame += t.last_arrival - arrival[i];
+  // Clock-corrected times of untrusted profiles may lie anywhere in int64: saturate.
+  using ranks::sat_sub;
+  t.skew = sat_sub(t.last_arrival, t.first_arrival);
+  t.transfer = std::max<int64_t>(0, sat_sub(t.end_max, t.last_arrival));
+  t.hold = sat_sub(t.last_arrival, t.second_arrival);
+  __int128 blame = 0;  // n terms of up to 2^64 each: exact in 128 bits for any n that fits memory
+  for (size_t i = 0; i < n; ++i) blame += __int128(t.last_arrival) - arrival[i];
+  t.blame = ranks::sat_from_wide(blame);
   return t;
 }
 

@@ -6,8 +6,14 @@
 #include <optional>
 #include <set>
 
+#include "ranks/sat_math.hpp"
+
 namespace collectives {
 namespace {
+
+// Ends of untrusted profiles may lie anywhere in int64: differences are taken in 128 bits or saturated.
+using ranks::abs_diff;
+using ranks::sat_sub;
 
 constexpr int64_t kWindowNs = 24'000;  // the ends of one p2p op, noise (real pairs ~10 us) included
 
@@ -25,7 +31,10 @@ size_t overlapping(const std::vector<int64_t>& e, const std::vector<int64_t>& ot
   if (other.empty()) return 0;
   const auto [lo, hi] = std::minmax_element(other.begin(), other.end());
   size_t n = 0;
-  for (int64_t x : e) n += x - off >= *lo - kWindowNs && x - off <= *hi + kWindowNs;
+  for (int64_t x : e) {
+    const __int128 shifted = __int128(x) - off;
+    n += shifted >= __int128(*lo) - kWindowNs && shifted <= __int128(*hi) + kWindowNs;
+  }
   return n;
 }
 
@@ -37,22 +46,23 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
   std::vector<D> ds;
   for (uint32_t i = 0; i < a.first_ends.size(); ++i)
     for (uint32_t j = 0; j < b.first_ends.size(); ++j)
-      if (const int64_t d = a.first_ends[i] - b.first_ends[j]; std::abs(d) <= max_off) ds.push_back({d, i, j});
+      if (const __int128 d = __int128(a.first_ends[i]) - b.first_ends[j]; d <= max_off && -d <= max_off)
+        ds.push_back({int64_t(d), i, j});  // |d| <= max_off: fits
   if (ds.size() < 3) return std::nullopt;
   std::sort(ds.begin(), ds.end(), [](auto& x, auto& y) { return x.d < y.d; });
   size_t bl = 0, bh = 0;  // densest window of differences: the offset of a true peer
   for (size_t lo = 0, hi = 0; hi < ds.size(); ++hi) {
-    while (ds[hi].d - ds[lo].d > kWindowNs) ++lo;
+    while (sat_sub(ds[hi].d, ds[lo].d) > kWindowNs) ++lo;
     if (hi - lo > bh - bl) bl = lo, bh = hi;
   }
   const int64_t mode = ds[bl + (bh - bl) / 2].d;
   std::vector<D> in(ds.begin() + long(bl), ds.begin() + long(bh) + 1);
-  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) { return std::abs(x.d - mode) < std::abs(y.d - mode); });
+  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) { return abs_diff(x.d, mode) < abs_diff(y.d, mode); });
   Cand c;
   c.used_a.assign(a.first_ends.size(), 0), c.used_b.assign(b.first_ends.size(), 0);
   std::vector<int64_t> dist;
   for (const auto& p : in)  // one peer op each, closest to the offset first
-    if (!c.used_a[p.i] && !c.used_b[p.j]) c.used_a[p.i] = c.used_b[p.j] = 1, dist.push_back(std::abs(p.d - mode)), ++c.count;
+    if (!c.used_a[p.i] && !c.used_b[p.j]) c.used_a[p.i] = c.used_b[p.j] = 1, dist.push_back(abs_diff(p.d, mode)), ++c.count;
   std::nth_element(dist.begin(), dist.begin() + long(dist.size() / 2), dist.end());
   c.offset = mode, c.spread = dist[dist.size() / 2];
   const size_t oa = overlapping(a.first_ends, b.first_ends, mode), ob = overlapping(b.first_ends, a.first_ends, -mode);
@@ -75,10 +85,20 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
     return false;
   };
   std::vector<Cand> cands, fallback;
-  std::set<std::pair<size_t, size_t>> tried;
+  // Pairs already tested, one bit each (a set of pairs took 48 bytes a pair: ~900 MB when many
+  // streams of a 4096-rank job needed the full search).
+  const size_t n = s.size();
+  std::vector<uint64_t> tried((n * (n > 0 ? n - 1 : 0) / 2 + 63) / 64, 0);
+  auto first_try = [&](size_t i, size_t j) {  // i < j
+    const size_t k = i * (2 * n - i - 1) / 2 + (j - i - 1);
+    const uint64_t bit = uint64_t(1) << (k % 64);
+    if (tried[k / 64] & bit) return false;
+    tried[k / 64] |= bit;
+    return true;
+  };
   auto test = [&](size_t i, size_t j) {
     if (i > j) std::swap(i, j);
-    if (i == j || s[i]->rank == s[j]->rank || !tried.insert({i, j}).second) return;
+    if (i == j || s[i]->rank == s[j]->rank || !first_try(i, j)) return;
     const bool same_host = s[i]->clock_domain != 0 && s[i]->clock_domain == s[j]->clock_domain;
     auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns);
     if (!c) return;

@@ -2,7 +2,15 @@
 
 #include <algorithm>
 
+#include "ranks/sat_math.hpp"
+
 namespace collectives {
+
+// Corrected times of untrusted profiles may lie anywhere in int64: time arithmetic saturates.
+using ranks::diff_d;
+using ranks::sat_add;
+using ranks::sat_sub;
+
 namespace {
 // End-before-arrival by more than this is a clock-condition violation (kernel end jitter).
 constexpr int64_t kViolationSlackNs = 20'000;
@@ -80,8 +88,8 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
     const OpTiming raw = decompose(raw_arr, raw_end), t = decompose(arr, end);
     const int64_t min_end_raw = *std::min_element(raw_end.begin(), raw_end.end());
     const int64_t min_end = *std::min_element(end.begin(), end.end());
-    out.clock_violations_before += min_end_raw + kViolationSlackNs < raw.last_arrival;
-    out.clock_violations_after += min_end + kViolationSlackNs < t.last_arrival;
+    out.clock_violations_before += sat_add(min_end_raw, kViolationSlackNs) < raw.last_arrival;
+    out.clock_violations_after += sat_add(min_end, kViolationSlackNs) < t.last_arrival;
     const auto& last = members[size_t(t.last)];
     OpRow row;
     row.seq = uint32_t(k);
@@ -96,10 +104,11 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
     for (size_t m = 0; m < nm; ++m) {
       const size_t r = size_t(members[m].rank);
       acc.ops[r] += 1;
-      acc.wait_ns[r] += double(t.last_arrival - arr[m]);
+      const double wait = diff_d(t.last_arrival, arr[m]);
+      acc.wait_ns[r] += wait;
       acc.transfer_ns[r] += double(t.transfer);
-      add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, double(t.last_arrival - arr[m]));
-      acc.wait_hist.add(t.last_arrival - arr[m]);
+      add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, wait);
+      acc.wait_hist.add(sat_sub(t.last_arrival, arr[m]));
     }
     acc.skew_hist.add(t.skew);
     acc.transfer_hist.add(t.transfer);
@@ -115,8 +124,8 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
   }
   // Desync: the first op that not every member reached (see Desync for the rule).
   int64_t quiet = 0;  // longest gap between consecutive matched ops' first arrivals
-  for (size_t k = 1; k < out.ops.size(); ++k) quiet = std::max(quiet, out.ops[k].first_arrival - out.ops[k - 1].first_arrival);
-  out.hang_margin_ns = std::max(kMinHangMarginNs, 2 * quiet);
+  for (size_t k = 1; k < out.ops.size(); ++k) quiet = std::max(quiet, sat_sub(out.ops[k].first_arrival, out.ops[k - 1].first_arrival));
+  out.hang_margin_ns = std::max(kMinHangMarginNs, sat_add(quiet, quiet));
   size_t most = 0;
   for (const auto& m : members) most = std::max(most, m.ops.size() + (m.pending_next ? 1 : 0));
   if (most > n) {
@@ -151,18 +160,18 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
       const int64_t cap = clocks.correct(m.rank, m.capture_end);
       // Unknown launch time: pending_ops only reports launches older than the margin anyway.
       const int64_t since = m.pending_launch != 0 ? clocks.correct(m.rank, m.pending_launch) : INT64_MIN;
-      if (since == INT64_MIN || cap - since > out.hang_margin_ns) blocked_until = std::max(blocked_until, cap);
+      if (since == INT64_MIN || sat_sub(cap, since) > out.hang_margin_ns) blocked_until = std::max(blocked_until, cap);
     }
     for (const auto& m : members) {
       if (m.ops.size() > n || m.pending_next) continue;
       const int64_t cap_end = clocks.correct(m.rank, m.capture_end);
       // Unknown arrival (only blocked members, launch times unknown): their launches are at least
       // kMinHangMarginNs old at their own capture end; the missing member's capture must reach it.
-      const bool went_on = reached_at == INT64_MIN || cap_end - out.hang_margin_ns > reached_at;
+      const bool went_on = reached_at == INT64_MIN || sat_sub(cap_end, out.hang_margin_ns) > reached_at;
       // Its capture ended first, but the others stayed blocked in the op, and were still recorded
       // well after it ended: it died (a crash), they waited for it.
       const bool crashed = !went_on && !completed && blocked_until != INT64_MIN &&
-                           blocked_until - out.hang_margin_ns > cap_end;
+                           sat_sub(blocked_until, out.hang_margin_ns) > cap_end;
       if (crashed) d.crashed_ranks.push_back(m.rank);
       (went_on || crashed ? d : ended).missing_ranks.push_back(m.rank);
     }

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ranks/sat_math.hpp"
+
 namespace collectives {
 
 // Weight of an edge that ties two ranks known to share one clock (ranks read from one file).
@@ -33,10 +35,11 @@ struct ClockSolution {
   std::vector<double> drift;        // per rank, ns per ns
   std::vector<uint8_t> aligned;     // 0 when the rank is not connected to the reference
   double t_ref_ns = 0;
-  // Correction: true_time = t - (offset + drift * (t - t_ref)).
+  // Correction: true_time = t - (offset + drift * (t - t_ref)), saturated at the int64 limits
+  // (fits of hostile profiles can give any offset; a NaN one corrects nothing).
   int64_t correct(int rank, int64_t t) const {
     const double o = offset_ns[size_t(rank)] + drift[size_t(rank)] * (double(t) - t_ref_ns);
-    return t - int64_t(o >= 0 ? o + 0.5 : o - 0.5);
+    return ranks::sat_sub(t, ranks::sat_round(o));
   }
 };
 

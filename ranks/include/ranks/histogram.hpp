@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace ranks {
@@ -42,7 +43,9 @@ T median(std::vector<T> v) {
   const size_t m = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + long(m), v.end());
   if (v.size() % 2) return v[m];
-  return T((*std::max_element(v.begin(), v.begin() + long(m)) + v[m]) / 2);
+  const T lo = *std::max_element(v.begin(), v.begin() + long(m));
+  if constexpr (std::is_integral_v<T>) return T((__int128(lo) + v[m]) / 2);  // the sum may pass int64
+  else return T((lo + v[m]) / 2);
 }
 
 }  // namespace ranks
