@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ranks/metrics.hpp"
+#include "ranks/sat_math.hpp"
 
 namespace ranks {
 
@@ -18,6 +19,38 @@ const char* iteration_source_name(IterationSource s) {
     case IterationSource::None: return "none";
   }
   return "none";
+}
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+// [ _#:]*\d+ to the end.
+bool separators_then_digits(std::string_view s) {
+  const size_t i = s.find_first_not_of(" _#:");
+  return i != std::string_view::npos && all_digits(s.substr(i));
+}
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+// kDefaultIterationMarker without std::regex: ECMAScript `.` is any character but \n and \r.
+bool default_iteration_marker(std::string_view s) {
+  if (s.empty()) return false;
+  if (starts(s, "ProfilerStep#")) return all_digits(s.substr(13));
+  if ((s[0] == 'I' || s[0] == 'i') && starts(s.substr(1), "teration")) return separators_then_digits(s.substr(9));
+  if ((s[0] == 'S' || s[0] == 's') && starts(s.substr(1), "tep")) return separators_then_digits(s.substr(4));
+  if (starts(s, "train_step") || starts(s, "training_step")) return s.find_first_of("\n\r") == std::string_view::npos;
+  return false;
+}
+
+bool IterationMarker::matches(std::string_view name) const {
+  if (!user_) return default_iteration_marker(name);
+  const bool cut = name.size() > kMatchedPrefix;
+  const auto flags = cut ? std::regex_constants::match_not_eol : std::regex_constants::match_default;
+  const std::string_view head = name.substr(0, kMatchedPrefix);
+  return std::regex_search(head.begin(), head.end(), *user_, flags);
 }
 
 namespace {
@@ -40,13 +73,13 @@ void fill_steps(std::vector<Iteration>& it) {
   }
 }
 
-std::vector<Iteration> from_markers(const RankTimeline& tl, const std::regex& marker) {
+std::vector<Iteration> from_markers(const RankTimeline& tl, const IterationMarker& marker) {
   const auto& n = tl.nvtx;
   std::unordered_map<uint32_t, bool> matches;
   std::map<uint32_t, std::vector<size_t>> by_tid;
   for (size_t i = 0; i < n.size(); ++i) {
     auto [m, fresh] = matches.try_emplace(n.name[i], false);
-    if (fresh) m->second = std::regex_search(tl.names.str(n.name[i]), marker);
+    if (fresh) m->second = marker.matches(tl.names.str(n.name[i]));
     if (m->second) by_tid[n.tid[i]].push_back(i);
   }
   if (by_tid.empty()) return {};
@@ -96,8 +129,8 @@ double timing_score(const std::vector<int64_t>& gap, size_t p) {
   const size_t m = std::min(gap.size() - p, 3 * p + 4096);
   double diff = 0, scale = 0;
   for (size_t j = 0; j < m; ++j) {
-    diff += std::abs(double(gap[j + p] - gap[j]));
-    scale += 0.5 * double(gap[j + p] + gap[j]);
+    diff += std::abs(diff_d(gap[j + p], gap[j]));
+    scale += 0.5 * (double(gap[j + p]) + double(gap[j]));  // two gaps may sum past int64
   }
   return scale > 0 ? diff / scale : 0.0;
 }
@@ -129,7 +162,7 @@ CollectivePeriod choose_collective_period(const std::vector<uint64_t>& keys, con
   out.name_period = find_period(keys);
   if (out.name_period == 0) return out;
   std::vector<int64_t> gap(n - 1);
-  for (size_t j = 0; j + 1 < n; ++j) gap[j] = starts[j + 1] - starts[j];
+  for (size_t j = 0; j + 1 < n; ++j) gap[j] = sat_sub(starts[j + 1], starts[j]);  // any starts, not only a timeline's
   // Candidates: multiples of the name period (another period would imply a smaller name period).
   std::vector<size_t> cand;
   std::vector<double> score;
@@ -201,7 +234,7 @@ std::vector<Iteration> from_collective_period(const RankTimeline& tl) {
 
 }  // namespace
 
-std::vector<Iteration> find_iterations(const RankTimeline& tl, const std::regex& marker, IterationSource* source) {
+std::vector<Iteration> find_iterations(const RankTimeline& tl, const IterationMarker& marker, IterationSource* source) {
   auto out = from_markers(tl, marker);
   *source = IterationSource::NvtxMarker;
   if (!out.empty()) {

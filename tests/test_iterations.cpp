@@ -42,7 +42,7 @@ struct Builder : TimelineBuilder {
 };
 
 std::vector<Iteration> iterations(const RankTimeline& tl, IterationSource* src) {
-  return find_iterations(tl, std::regex(kDefaultIterationMarker), src);
+  return find_iterations(tl, IterationMarker{}, src);
 }
 
 double median_step_ms(const std::vector<Iteration>& its) {

@@ -9,8 +9,10 @@
 //  * host sync = explicit synchronize calls plus synchronous cudaMemcpy (they block the host).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ranks/histogram.hpp"
@@ -18,12 +20,33 @@
 
 namespace ranks {
 
-// Default iteration markers: PyTorch profiler steps and common hand-written NVTX ranges.
+// Default iteration markers: PyTorch profiler steps and common hand-written NVTX ranges. This
+// regex is their definition; default_iteration_marker() matches exactly the same names without
+// std::regex (tests/test_repro_analysis.cpp checks the two agree).
 inline constexpr const char* kDefaultIterationMarker =
     R"(^(ProfilerStep#\d+|[Ii]teration[ _#:]*\d+|[Ss]tep[ _#:]*\d+|train_step.*|training_step.*)$)";
+bool default_iteration_marker(std::string_view name);
+
+// Which NVTX range names mark iterations. Names come from untrusted profiles and libstdc++'s
+// std::regex recurses once or more per character matched (a 30,000-character name overflowed the
+// stack: repro D2), so no regex ever sees a whole name:
+//  * the default markers are matched by plain string code, on names of any length;
+//  * a user's regex (--iteration-marker) sees only the first kMatchedPrefix characters of a name;
+//    on a longer name `$` does not match at that cut (the name goes on).
+class IterationMarker {
+ public:
+  static constexpr size_t kMatchedPrefix = 256;
+  IterationMarker() = default;  // the default markers
+  IterationMarker(std::regex user) : user_(std::move(user)) {}  // implicit: `= std::regex(...)` works
+  bool matches(std::string_view name) const;
+  bool is_default() const { return !user_.has_value(); }
+
+ private:
+  std::optional<std::regex> user_;
+};
 
 struct MetricsOptions {
-  std::regex iteration_marker{kDefaultIterationMarker};
+  IterationMarker iteration_marker;
   size_t top_kernels = 20;
   int64_t long_gap_ns = 1'000'000;  // gaps longer than this are counted apart (1 ms)
 };
@@ -70,6 +93,6 @@ struct RankMetrics {
 RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt = {});
 
 // Iterations alone (used by compute_metrics; exposed for tests and cross-rank analyses).
-std::vector<Iteration> find_iterations(const RankTimeline& tl, const std::regex& marker, IterationSource* source);
+std::vector<Iteration> find_iterations(const RankTimeline& tl, const IterationMarker& marker, IterationSource* source);
 
 }  // namespace ranks
