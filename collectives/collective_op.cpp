@@ -5,7 +5,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ranks/sat_math.hpp"
+
 namespace collectives {
+
+using ranks::sat_add;
+using ranks::sat_sub;
 
 std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its,
                                       int rank) {
@@ -19,9 +24,10 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
     auto [info, fresh] = by_name.try_emplace(k.name[i]);
     if (fresh) info->second = classify_nccl_kernel(tl.names.str(k.name[i])).value_or(NcclKernelInfo{});
     CollectiveOp op;
-    op.start = tl.utc_epoch_ns + k.start[i];
-    op.end = tl.utc_epoch_ns + k.end[i];
-    op.launch = k.launch[i] == ranks::kNoTime ? op.start : tl.utc_epoch_ns + k.launch[i];
+    // Wall clock: within 2^62 of 0 for in-contract times; saturating all the same.
+    op.start = sat_add(tl.utc_epoch_ns, k.start[i]);
+    op.end = sat_add(tl.utc_epoch_ns, k.end[i]);
+    op.launch = k.launch[i] == ranks::kNoTime ? op.start : sat_add(tl.utc_epoch_ns, k.launch[i]);
     op.rank = rank;
     op.stream = k.stream[i];
     op.seq = next_seq[k.stream[i]]++;
@@ -81,11 +87,17 @@ std::vector<PendingOp> inferred_pending_ops(const ranks::RankTimeline& tl, const
                                             int64_t min_age_ns) {
   std::vector<PendingOp> out;
   const auto& k = tl.kernels;
-  const auto& unfinished = tl.unfinished_launches;
-  if (unfinished.empty() || ops.empty() || tl.capture_end - unfinished.front().launch < min_age_ns) return out;
+  // Launches in time order; an unknown launch time has no place in the issue sequence.
+  std::vector<ranks::RankTimeline::UnfinishedLaunch> unfinished;
+  for (const auto& u : tl.unfinished_launches)
+    if (u.launch != ranks::kNoTime) unfinished.push_back(u);
+  std::stable_sort(unfinished.begin(), unfinished.end(), [](auto& a, auto& b) { return a.launch < b.launch; });
+  if (unfinished.empty() || ops.empty() || k.size() == 0 ||
+      sat_sub(tl.capture_end, unfinished.front().launch) < min_age_ns)
+    return out;
   // A rank blocked in a collective soon runs out of GPU work (its next steps depend on it): its
   // last kernel ended long before the capture did. A GPU busy to the end is not stuck.
-  if (tl.capture_end - *std::max_element(k.end.begin(), k.end.end()) < min_age_ns) return out;
+  if (sat_sub(tl.capture_end, *std::max_element(k.end.begin(), k.end.end())) < min_age_ns) return out;
   std::vector<uint32_t> issued;  // completed kernels with a launch call, in issue order
   for (size_t i = 0; i < k.size(); ++i)
     if (k.launch[i] != ranks::kNoTime) issued.push_back(uint32_t(i));
@@ -113,7 +125,7 @@ std::vector<PendingOp> inferred_pending_ops(const ranks::RankTimeline& tl, const
   size_t next = 0, back = 0;  // back: how far back the matching position lies (0: none found)
   int searches = 8;           // the context search is linear in the history: bound the repeats
   for (const auto& u : unfinished) {
-    if (tl.capture_end - u.launch < min_age_ns) break;  // time order: the rest are younger
+    if (sat_sub(tl.capture_end, u.launch) < min_age_ns) break;  // time order: the rest are younger
     bool resumed = false;  // completed launches came between this one and the previous
     for (; next < issued.size() && k.launch[issued[next]] < u.launch; ++next) seq.push_back(token(issued[next])), resumed = true;
     const size_t n = seq.size();
@@ -123,11 +135,11 @@ std::vector<PendingOp> inferred_pending_ops(const ranks::RankTimeline& tl, const
       const size_t j = best_context(seq, [](size_t) { return true; });
       back = j == SIZE_MAX ? 0 : n - j;
     }
-    const int32_t t = back > 0 && back <= n ? seq[n - back] : -1;
+    const int32_t t = back > 0 && back <= n ? seq[n - back] : -1;  // bounds: 0 <= n - back < n
     seq.push_back(t);
     if (t < 0 || !token_nccl[size_t(t)]) continue;  // a compute kernel's place (or none known)
     const int32_t s = token_stream[size_t(t)];
-    const int64_t at = tl.utc_epoch_ns + u.launch;
+    const int64_t at = sat_add(tl.utc_epoch_ns, u.launch);
     // A stream runs its kernels in order: a later launch on it completed, so this one was a
     // lost record, not a stuck kernel.
     if (auto it = last_launch.find(s); it != last_launch.end() && it->second > at) continue;
@@ -152,8 +164,8 @@ std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vec
   // over a whole period gives the same count as by issue even when the GPU runs behind the host.
   size_t period = 0;
   if (!its.empty()) {
-    const int64_t lo = tl.utc_epoch_ns + its[its.size() >= 2 ? its.size() - 2 : 0].start;
-    const int64_t hi = its.size() >= 2 ? tl.utc_epoch_ns + its.back().start : tl.utc_epoch_ns + its.back().end + 1;
+    const int64_t lo = sat_add(tl.utc_epoch_ns, its[its.size() >= 2 ? its.size() - 2 : 0].start);
+    const int64_t hi = sat_add(tl.utc_epoch_ns, its.size() >= 2 ? its.back().start : sat_add(its.back().end, 1));
     for (const auto& op : ops) period += op.start >= lo && op.start < hi;
   }
   // Issue order: by launch call (ties by start).
@@ -166,16 +178,33 @@ std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vec
   std::vector<CollectiveType> type;
   std::unordered_map<int32_t, uint32_t> count;
   for (const auto& op : ops) count[op.stream] = std::max(count[op.stream], op.seq + 1);
-  auto pend = tl.pending_nccl;
-  std::sort(pend.begin(), pend.end(), [](auto& a, auto& b) { return a.launch < b.launch; });
+  std::vector<ranks::RankTimeline::PendingNccl> pend;  // an unknown launch time has no issue position
+  for (const auto& p : tl.pending_nccl)
+    if (p.launch != ranks::kNoTime) pend.push_back(p);
+  std::stable_sort(pend.begin(), pend.end(), [](auto& a, auto& b) { return a.launch < b.launch; });
+  // Completed NCCL kernels whose launch record was lost (correlationId NULL, renumbered, split
+  // over pids: repro D1) leave their launch call looking pending. A kernel starting at or after a
+  // pending launch may be that launch's: one such kernel explains one launch, which is then a
+  // lost link, not a stuck collective.
+  std::vector<int64_t> unlinked;
+  for (size_t i = 0; i < tl.kernels.size(); ++i)
+    if (tl.kernels.is_nccl[i] && tl.kernels.launch[i] == ranks::kNoTime)
+      unlinked.push_back(sat_add(tl.utc_epoch_ns, tl.kernels.start[i]));
+  std::sort(unlinked.begin(), unlinked.end());
+  size_t next_unlinked = 0;
   size_t next = 0;  // completed ops (in issue order) already in `stream`
   // Launches in time order: once one is too young (a capture cut mid-collective) so are the rest.
   // Past the first few per stream nothing is read (one blocked op per stream): bound the work.
   constexpr size_t kMaxPlaced = 256;
   size_t placed = 0;
   for (const auto& p : pend) {
-    if (tl.capture_end - p.launch < min_age_ns || placed++ >= kMaxPlaced) break;
-    const int64_t at = tl.utc_epoch_ns + p.launch;
+    if (sat_sub(tl.capture_end, p.launch) < min_age_ns || placed++ >= kMaxPlaced) break;
+    const int64_t at = sat_add(tl.utc_epoch_ns, p.launch);
+    while (next_unlinked < unlinked.size() && unlinked[next_unlinked] < at) ++next_unlinked;
+    if (next_unlinked < unlinked.size()) {  // launches ascend: a kernel skipped here started too early for the rest
+      ++next_unlinked;
+      continue;
+    }
     for (; next < order.size() && ops[order[next]].launch < at; ++next)
       stream.push_back(ops[order[next]].stream), type.push_back(ops[order[next]].type);
     // The issue position N = stream.size(). With iterations, its stream is that of position
@@ -189,6 +218,7 @@ std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vec
     const auto want = p.api == ranks::kNoName ? CollectiveType::Unknown
                                               : collective_of_api(classify_nccl_api(tl.names.str(p.api)));
     size_t best = SIZE_MAX;
+    // Bounds: stream and type hold n entries; n - period < n, and best_context returns j < n.
     if (period > 0 && n >= period && compatible(type[n - period], want)) best = n - period;
     else best = best_context(stream, [&](size_t j) { return compatible(type[j], want); });
     // Nothing tells which communicator it was: keep its issue slot, report nothing.

@@ -35,7 +35,10 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
 // matches the one before N stands in for N - P. A candidate must fit the launch's NCCL API (an
 // all-reduce call is not placed on a send/recv stream). Issue order is by launch call, not kernel
 // start: p2p kernels of two links often start at the same instant. Launches less than
-// `min_age_ns` before the capture ended are ignored (a capture cut mid-collective is not a hang).
+// `min_age_ns` before the capture ended are ignored (a capture cut mid-collective is not a hang),
+// and so are launches a completed NCCL kernel without a launch record (its correlationId lost)
+// starting at or after them may belong to, one kernel per launch. Launches of unknown time
+// (kNoTime) are skipped. At most 256 launches are placed; every index is bounds-checked (D1).
 //
 // Without NCCL NVTX ranges (NCCL_NVTX_DISABLE=1, NVTX not traced: pending_nccl empty) the
 // process's launches without a kernel record (RankTimeline::unfinished_launches) stand in. CUPTI
