@@ -142,6 +142,10 @@ void keep_linked_ops(std::vector<c::MemberOps>& m, int64_t offset_ns, int64_t to
   }
 }
 
+// Frees a stream's encoding (assigning an empty string would keep its buffer: libstdc++ copies a
+// short string into the existing allocation).
+void release(StreamRecords& s) { std::string().swap(s.bytes); }
+
 // A communicator's member ops as the replay takes them.
 std::vector<c::MemberOps> decode(const CommSummary& cs, const std::vector<OwnedMember>& owned) {
   std::vector<c::MemberOps> m(owned.size());
@@ -260,7 +264,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
     for (size_t k = 0; k < local[i].streams.size(); ++k) {
       auto [lo, hi] = where.equal_range({local[i].rank, local[i].streams[k].stream});
       for (auto it = lo; it != hi; ++it) sends.push_back({i, k, it->second.first, it->second.second, std::next(it) == hi});
-      if (lo == hi) local[i].streams[k] = StreamRecords();  // in no communicator
+      if (lo == hi) release(local[i].streams[k]);  // in no communicator
     }
   auto owned = std::make_shared<OwnedComms>();
   for (size_t next = 0;;) {
@@ -271,7 +275,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
       const size_t before = w.bytes().size();
       put_member(w, x.comm, x.member, local[x.in], local[x.in].streams[x.stream]);
       packed += w.bytes().size() - before;
-      if (x.last) local[x.in].streams[x.stream] = StreamRecords();
+      if (x.last) release(local[x.in].streams[x.stream]);
     }
     std::vector<std::string> blobs;
     for (int p = 0; p < nproc; ++p) {

@@ -230,17 +230,27 @@ void write_cross(File& f, const CrossRankResults& x) {
                                 "clock-corrected kernel start of each member, op-major per communicator");
   if (!f.measuring())
     replay_owned(x, [&](size_t ci, const collectives::CommReplay& rp) {
-      uint64_t row = uint64_t(op_offset[ci]), at = uint64_t(arrival_offset[ci]);
-      for (const auto& o : rp.ops) {
-        const int32_t c = int32_t(ci), sq = int32_t(o.seq);
-        const uint8_t ty = uint8_t(o.type);
-        const double sk = double(o.skew) / 1e6, tr = double(o.transfer) / 1e6, ho = double(o.hold) / 1e6,
-                     bl = double(o.blame) / 1e6;
-        comm_idx.add(row, &c, 1), seq.add(row, &sq, 1), type.add(row, &ty, 1), last.add(row, &o.last_rank, 1);
-        iter.add(row, &o.iteration, 1), first.add(row, &o.first_arrival, 1), skew.add(row, &sk, 1);
-        transfer.add(row, &tr, 1), hold.add(row, &ho, 1), blame.add(row, &bl, 1), busbw.add(row, &o.busbw_gbps, 1);
-        ++row;
-      }
+      const uint64_t row = uint64_t(op_offset[ci]);
+      const size_t n = rp.ops.size();
+      auto put = [&](auto& column, auto value_of) {  // one block per column and communicator
+        std::vector<std::decay_t<decltype(value_of(rp.ops[0]))>> v;
+        v.reserve(n);
+        for (const auto& o : rp.ops) v.push_back(value_of(o));
+        column.add(row, v);
+      };
+      if (n == 0) return;
+      put(comm_idx, [&](const auto&) { return int32_t(ci); });
+      put(seq, [](const auto& o) { return int32_t(o.seq); });
+      put(type, [](const auto& o) { return uint8_t(o.type); });
+      put(last, [](const auto& o) { return o.last_rank; });
+      put(iter, [](const auto& o) { return o.iteration; });
+      put(first, [](const auto& o) { return o.first_arrival; });
+      put(skew, [](const auto& o) { return double(o.skew) / 1e6; });
+      put(transfer, [](const auto& o) { return double(o.transfer) / 1e6; });
+      put(hold, [](const auto& o) { return double(o.hold) / 1e6; });
+      put(blame, [](const auto& o) { return double(o.blame) / 1e6; });
+      put(busbw, [](const auto& o) { return o.busbw_gbps; });
+      uint64_t at = uint64_t(arrival_offset[ci]);
       for (const auto& a : rp.arrival) arrival.add(at, a), at += a.size();
     });
   for (auto* c : {&comm_idx, &seq, &last, &iter}) c->finish();
