@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include "ranks/histogram.hpp"
 
 namespace ranks {
@@ -13,10 +14,10 @@ double segment_median(const std::vector<double>& x, size_t lo, size_t hi) {
   return median(std::vector<double>(x.begin() + long(lo), x.begin() + long(hi)));
 }
 
-void split(const std::vector<double>& x, size_t lo, size_t hi, double threshold, const ChangePointOptions& opt,
-           std::vector<size_t>& cuts) {
+// The best cut of [lo, hi) if its two sides' medians differ by at least `threshold`, else 0.
+size_t best_cut(const std::vector<double>& x, size_t lo, size_t hi, double threshold, const ChangePointOptions& opt) {
   const size_t n = hi - lo;
-  if (n < 2 * opt.min_duration) return;
+  if (n < 2 * opt.min_duration) return 0;
   std::vector<double> prefix(n + 1, 0);
   for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + x[lo + i];
   double best = -1;
@@ -26,12 +27,23 @@ void split(const std::vector<double>& x, size_t lo, size_t hi, double threshold,
     const double score = std::abs(ml - mr) * std::sqrt(double(k) * double(n - k) / double(n));
     if (score > best) best = score, best_k = k;
   }
-  if (best_k == 0) return;
+  if (best_k == 0) return 0;
   const size_t cut = lo + best_k;
-  if (std::abs(segment_median(x, lo, cut) - segment_median(x, cut, hi)) < threshold) return;
-  cuts.push_back(cut);
-  split(x, lo, cut, threshold, opt, cuts);
-  split(x, cut, hi, threshold, opt, cuts);
+  if (std::abs(segment_median(x, lo, cut) - segment_median(x, cut, hi)) < threshold) return 0;
+  return cut;
+}
+
+// Binary segmentation, breadth-first with an explicit queue (no recursion), up to max_changes.
+void split(const std::vector<double>& x, double threshold, const ChangePointOptions& opt, std::vector<size_t>& cuts) {
+  std::deque<std::pair<size_t, size_t>> todo{{0, x.size()}};
+  while (!todo.empty() && cuts.size() < opt.max_changes) {
+    const auto [lo, hi] = todo.front();
+    todo.pop_front();
+    const size_t cut = best_cut(x, lo, hi, threshold, opt);
+    if (cut == 0) continue;
+    cuts.push_back(cut);
+    todo.push_back({lo, cut}), todo.push_back({cut, hi});
+  }
 }
 
 }  // namespace
@@ -45,7 +57,7 @@ std::vector<ChangePoint> change_points(const std::vector<double>& x, const Chang
   const double noise = 1.4826 * median(diffs) / std::sqrt(2.0);
   const double threshold = std::max(opt.min_shift * std::abs(median(x)), opt.noise_factor * noise);
   std::vector<size_t> cuts;
-  split(x, 0, x.size(), threshold, opt, cuts);
+  split(x, threshold, opt, cuts);
   std::sort(cuts.begin(), cuts.end());
   std::vector<ChangePoint> out;
   for (size_t i = 0; i < cuts.size(); ++i) {

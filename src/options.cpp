@@ -27,7 +27,8 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "regex with one capture group taking the rank from a file name (default: rank_N, rankN, rank-N, .N.sqlite)")(
       "rank-map", po::value(&out.rank_map), "CSV file,key,rank (key: pid=N, device=N or empty) overriding ranks")(
       "iteration-marker", po::value(&out.iteration_marker),
-      "regex for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, step N)")(
+      "regex for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, step N); it sees "
+      "the first 256 characters of a name")(
       "layout", po::value<std::string>(),
       "TPxPPxDP, e.g. 2x4x64 (Megatron order: TP fastest, then DP, then PP): names communicators tp-N/dp-N/pp-N "
       "and compares stragglers with the ranks of their pipeline stage; TP*PP*DP must cover the highest rank found "

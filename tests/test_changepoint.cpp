@@ -40,3 +40,14 @@ TEST(ChangePoints, TwoShifts) {
   EXPECT_EQ(cps[0].index, 10u);
   EXPECT_EQ(cps[1].index, 20u);
 }
+
+// A hostile profile may hold millions of tiny iterations in a staircase: the segmentation stops at
+// max_changes (it recursed once per step before: quadratic time, a stack as deep as the steps).
+TEST(ChangePoints, StaircaseIsBoundedInChangesAndWork) {
+  std::vector<double> x;
+  for (int i = 0; i < 300'000; ++i) x.push_back(100.0 + double(i / 3) * 10.0);  // a step every 3 points
+  const auto cps = ranks::change_points(x);
+  EXPECT_GT(cps.size(), 0u);
+  EXPECT_LE(cps.size(), ranks::ChangePointOptions{}.max_changes);
+  for (size_t i = 1; i < cps.size(); ++i) EXPECT_LT(cps[i - 1].index, cps[i].index);
+}

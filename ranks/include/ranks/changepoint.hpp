@@ -14,6 +14,10 @@ struct ChangePointOptions {
   size_t min_duration = 3;
   double min_shift = 0.05;     // 5% of the median level
   double noise_factor = 4.0;
+  // At most this many change points (the largest shifts first, breadth-first): bounds the work at
+  // O(n x max_changes) and the stack at O(1) whatever a profile holds (a hostile one may hold
+  // millions of tiny iterations in a staircase).
+  size_t max_changes = 32;
 };
 
 struct ChangePoint {
