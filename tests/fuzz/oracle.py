@@ -31,7 +31,8 @@ def child_env(binary):
         env.setdefault("ASAN_OPTIONS", "halt_on_error=1:exitcode=99:detect_leaks=1:print_stacktrace=1")
         env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=99")
         env.setdefault("LSAN_OPTIONS", f"suppressions={ROOT}/scripts/lsan.supp:print_suppressions=0:exitcode=99")
-        env["ASAN_OPTIONS"] += f":hard_rss_limit_mb={MEM_LIMIT >> 20}:malloc_limit_mb={MEM_LIMIT >> 20}"
+        # Full allocation stacks: leaks then show their project frame (and suppressions match).
+        env["ASAN_OPTIONS"] += f":fast_unwind_on_malloc=0:hard_rss_limit_mb={MEM_LIMIT >> 20}:malloc_limit_mb={MEM_LIMIT >> 20}"
     return env
 
 
