@@ -165,6 +165,7 @@ def main():
     print(f"seeds: {', '.join(n for n in seeds if n != 'healthy' and not n.endswith('_r1'))}", flush=True)
 
     mix, seen, known, outcomes = collections.Counter(), {}, collections.Counter(), collections.Counter()
+    hits = collections.Counter()  # cases per failure signature
     cases = 0
     indices = [args.case] if args.case is not None else range(args.first, 1 << 62)
     for i in indices:
@@ -180,6 +181,7 @@ def main():
         outcomes[res["outcome"]] += 1
         if not res["ok"]:
             sig = res["signature"]
+            hits[sig] += 1
             if sig in open_sigs:
                 known[sig] += 1
             elif sig not in seen:
@@ -196,7 +198,7 @@ def main():
     print("outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()))
     for sig, n in known.items():
         print(f"known open (corpus): {sig} x{n}")
-    print(f"findings: {len(seen)} new" + "".join(f"\n  case {i}: {s}" for s, i in seen.items()))
+    print(f"findings: {len(seen)} new" + "".join(f"\n  case {i}: {s} (x{hits[s]})" for s, i in seen.items()))
     if corpus_failed:
         print(f"corpus: {corpus_failed} case(s) marked fixed fail again")
     return 1 if seen or corpus_failed else 0
