@@ -2,13 +2,36 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include <sqlite3.h>
+
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
+#include "conventions.hpp"
 #include "sim.hpp"
 
 namespace po = boost::program_options;
+
+// --shuffle-rows: every table of every written file in a seeded random row order, the rest as
+// written (benchmarks of readers on unordered exports; nsys promises no row order).
+static void shuffle_files(const std::string& dir, uint64_t seed) {
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".sqlite") continue;
+    sqlite3* db = nullptr;
+    if (sqlite3_open(e.path().c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot open " + e.path().string());
+    try {
+      sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+      sim::shuffle_rows(db, seed);
+      sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    } catch (...) {
+      sqlite3_close(db);
+      throw;
+    }
+    sqlite3_close(db);
+  }
+}
 
 int main(int argc, char** argv) {
   sim::Options o;
@@ -45,7 +68,8 @@ int main(int argc, char** argv) {
       ("conventions-seed", po::value(&conventions_seed), "seed of the random conventions (default: --seed)")
       ("fault", po::value(&faults)->composing(), "fault spec (repeatable)")
       ("target-kernels", po::value(&o.target_kernels)->default_value(0), "choose iterations for ~K kernels per rank")
-      ("threads", po::value(&o.threads)->default_value(0), "writer threads (0 = all cores)");
+      ("threads", po::value(&o.threads)->default_value(0), "writer threads (0 = all cores)")
+      ("shuffle-rows", "then rewrite every table in a random row order (seeded by --seed)");
   po::options_description hidden;
   hidden.add_options()("out", po::value(&o.out_dir), "output folder");
   po::options_description all;
@@ -83,6 +107,7 @@ int main(int argc, char** argv) {
     else if (schema != "3.25" && schema != "3.25.0") throw std::invalid_argument("--schema must be 3.25 or 3.0");
     for (const auto& f : faults) o.faults.push_back(sim::parse_fault(f));
     const sim::RunStats s = sim::generate(o);
+    if (vm.count("shuffle-rows")) shuffle_files(o.out_dir, o.seed);
     fmt::print(stderr, "straggler-sim: {} files, {} ranks x {} iterations, {} kernels, {} rows; simulate {:.2f} s, write {:.2f} s\n",
                s.files, o.layout.world(), s.iterations, s.kernels, s.rows, s.simulate_s, s.write_s);
   } catch (const std::exception& e) {
