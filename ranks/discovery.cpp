@@ -271,8 +271,21 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
           rank = e.rank, mapped = true;
     }
     if (!mapped) {
-      if (file.rank_from_name) {
-        rank = *file.rank_from_name + p.local_index;
+      if (file.rank_from_name && p.procs_in_file > 1) {
+        // The name gives one rank, the content several processes: a torn or corrupted file shows
+        // phantom processes (repro D8), and numbering them N, N+1... would take the next file's
+        // rank. The file is reported (the same line for each of its processes), never renumbered.
+        std::string pids;
+        int listed = 0;
+        for (const auto& q : found)
+          if (q.file == p.file && listed++ < 8) pids += (pids.empty() ? "" : ", ") + std::to_string(q.pid);
+        if (listed > 8) pids += " and " + std::to_string(listed - 8) + " more";
+        a.errors[i] = "named for rank " + std::to_string(*file.rank_from_name) + " but holds " +
+                      std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
+        a.claimed[i] = *file.rank_from_name;
+        continue;
+      } else if (file.rank_from_name) {
+        rank = *file.rank_from_name;
       } else if (unnumbered(file)) {
         a.errors[i] = p.procs_in_file == 1
                           ? "no rank number in the file name (use --rank-pattern or --rank-map)"

@@ -4,6 +4,7 @@
 // within a process, NVTX domains are per-process ids named by their create row.
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -19,7 +20,9 @@ namespace {
 
 using detail::col_or;
 using detail::Database;
+using detail::IdMap;
 using detail::Statement;
+using detail::StringIds;
 
 constexpr int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
 constexpr int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
@@ -31,33 +34,18 @@ std::string sanitize(std::string_view s, size_t max_len = 255) {
   return out;
 }
 
-// nsys StringIds ids are dense from 0; the text is interned per process on first use.
-class StringIds {
- public:
-  explicit StringIds(const Database& db) {
-    Statement s(db.handle(), "SELECT id, value FROM StringIds", db.path());
-    while (s.step()) {
-      int64_t id = s.i64(0);
-      if (id < 0 || id > (int64_t(1) << 31)) continue;
-      if (size_t(id) >= text_.size()) text_.resize(size_t(id) + 1);
-      text_[size_t(id)] = std::string(s.text(1));
-    }
-  }
-  std::string_view get(int64_t id) const {
-    return (id >= 0 && size_t(id) < text_.size()) ? std::string_view(text_[size_t(id)]) : std::string_view();
-  }
-  size_t size() const { return text_.size(); }
-
- private:
-  std::vector<std::string> text_;
+// Rows dropped for breaking the time contract (timeline.hpp), per table: said once per file.
+struct Dropped {
+  int64_t kernels = 0, runtime = 0, nvtx = 0, copies = 0;
+  int64_t total() const { return kernels + runtime + nvtx + copies; }
 };
 
 // Per-process reading state.
 struct Proc {
   RankTimeline tl;
-  std::vector<uint32_t> sid_to_name;  // nsys string id -> interned id (kNoName = not yet)
-  std::vector<int64_t> corr;          // kernel correlation ids, parallel to kernels until sorted
-  int64_t reversed = 0;               // kernel rows that end before they start
+  IdMap name_of_sid;          // nsys string id -> interned id, for the ids this process uses
+  std::vector<int64_t> corr;  // kernel correlation ids, parallel to kernels
+  int64_t reversed = 0;       // kernel rows that end before they start
   std::vector<std::pair<int64_t, int64_t>> device_counts;  // (device, kernels): a handful at most
   int64_t last_device = INT64_MIN;
   size_t last_device_slot = 0;
@@ -78,13 +66,29 @@ struct Proc {
   }
 
   uint32_t name(const StringIds& sids, int64_t id) {
-    if (id < 0 || size_t(id) >= sids.size()) return tl.names.intern("<unknown>");
-    if (sid_to_name.size() < sids.size()) sid_to_name.resize(sids.size(), kNoName);
-    uint32_t& n = sid_to_name[size_t(id)];
-    if (n == kNoName) n = tl.names.intern(sids.get(id));
+    if (id < 0) return tl.names.intern("<unknown>");
+    uint32_t& n = name_of_sid.at(id);
+    if (n == IdMap::kAbsent) {
+      const std::string* t = sids.find(id);
+      n = tl.names.intern(t ? std::string_view(*t) : std::string_view("<unknown>"));
+    }
     return n;
   }
 };
+
+// An upper bound of a table's rows, to reserve once instead of regrowing: max(rowid), capped by
+// what the file could hold (a hostile max(rowid) must not reserve gigabytes). 0 when unknown.
+size_t row_bound(const Database& db, const std::string& table) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(db.path(), ec);
+  try {
+    Statement m(db.handle(), "SELECT max(rowid) FROM \"" + table + "\"", db.path());
+    if (ec || !m.step() || m.null(0)) return 0;
+    return size_t(std::clamp<int64_t>(m.i64(0), 0, int64_t(bytes / 16)));
+  } catch (const ProfileError&) {  // WITHOUT ROWID table: no bound, reading it says more
+    return 0;
+  }
+}
 
 class Reader {
  public:
@@ -113,6 +117,7 @@ class Reader {
     }
     loader.join();
     if (rt_error) std::rethrow_exception(rt_error);
+    dropped_.runtime = rt.dropped;
     apply_runtime(rt, sids);
     return finish();
   }
@@ -126,6 +131,9 @@ class Reader {
   bool has_window_start_ = false, windowed_ = false;
   std::optional<int64_t> system_clock_;  // TARGET_INFO_SESSION_START_TIME.systemClockNs (2026.1+)
   size_t last_proc_ = 0;
+  IdMap proc_index_;  // pid -> index in procs_
+  Dropped dropped_;
+  std::string utc_warning_;
   // NCCL-domain ranges per (pid, tid), for linking NCCL launches to their API call.
   struct NcclRange {
     int64_t start, end;
@@ -136,9 +144,8 @@ class Reader {
 
   Proc* proc(int64_t pid) {
     if (last_proc_ < procs_.size() && procs_[last_proc_].tl.pid == pid) return &procs_[last_proc_];
-    for (size_t i = 0; i < procs_.size(); ++i)
-      if (procs_[i].tl.pid == pid) return &procs_[last_proc_ = i];
-    return nullptr;
+    const uint32_t i = proc_index_.find(pid);  // kernels spread over thousands of pids stay linear
+    return i == IdMap::kAbsent ? nullptr : &procs_[last_proc_ = i];
   }
 
   void validate() {
@@ -172,6 +179,10 @@ class Reader {
         db_.columns("TARGET_INFO_SESSION_START_TIME").count("utcEpochNs")) {
       Statement s(db_.handle(), "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", db_.path());
       if (s.step() && !s.null(0)) utc_epoch_ = s.i64(0);
+      if (!in_time_range(utc_epoch_)) {  // the time contract: unknown rather than an overflow later
+        utc_warning_ = "utcEpochNs " + std::to_string(utc_epoch_) + " is outside +-2^61 ns: wall clock unknown";
+        utc_epoch_ = 0;
+      }
     }
     // Capture window (docs/nsys-export-notes.md 2.7 and 5). Its end tells a rank that was still
     // recorded while stuck from one whose capture (process) ended; see capture_window_end().
@@ -180,12 +191,14 @@ class Reader {
       std::string sql = "SELECT " + col_or(cols, "startTime", "NULL") + ", " + col_or(cols, "stopTime", "NULL") +
                         ", " + col_or(cols, "duration", "NULL") + " FROM ANALYSIS_DETAILS LIMIT 1";
       Statement s(db_.handle(), sql, db_.path());
+      // Values outside the time contract are taken as absent: the window end becomes capture_end.
+      auto usable = [&](int c) { return !s.null(c) && in_time_range(s.i64(c)); };
       if (s.step()) {
-        if (!s.null(0)) window_start_ = s.i64(0);
-        if (!s.null(1)) window_stop_ = s.i64(1);
-        if (!s.null(2)) window_length_ = s.i64(2);
-        else if (!s.null(0) && !s.null(1)) window_length_ = window_stop_ - window_start_;
-        has_window_start_ = !s.null(0);
+        if (usable(0)) window_start_ = s.i64(0);
+        if (usable(1)) window_stop_ = s.i64(1);
+        if (usable(2)) window_length_ = s.i64(2);
+        else if (usable(0) && usable(1)) window_length_ = window_stop_ - window_start_;
+        has_window_start_ = usable(0);
       }
     }
     if (db_.has_table("TARGET_INFO_SESSION_START_TIME") &&
@@ -206,17 +219,18 @@ class Reader {
     std::string sql = "SELECT start, end, " + col_or(cols, "streamId", "0") + ", shortName, " +
                       col_or(cols, "correlationId", "NULL") + ", " + col_or(cols, "globalPid", "0") + ", " +
                       col_or(cols, "deviceId", "0") + " FROM CUPTI_ACTIVITY_KIND_KERNEL";
-    // max(rowid) is a cheap upper bound of the row count: reserve once instead of regrowing.
-    size_t expect = 0;
-    {
-      Statement m(db_.handle(), "SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL", db_.path());
-      if (m.step() && !m.null(0)) expect = size_t(std::clamp<int64_t>(m.i64(0), 0, int64_t(1) << 28));
-    }
+    const size_t expect = row_bound(db_, "CUPTI_ACTIVITY_KIND_KERNEL");
     Statement s(db_.handle(), sql, db_.path());
     while (s.step()) {
+      int64_t start = s.i64(0), end = s.i64(1);
+      if (!in_time_range(start) || !in_time_range(end)) {  // before the process: all dropped, no rank
+        ++dropped_.kernels;
+        continue;
+      }
       const int64_t pid = pid_of(s.i64(5));
       Proc* p = proc(pid);
       if (!p) {
+        proc_index_.at(pid) = uint32_t(procs_.size());
         procs_.emplace_back();
         p = &procs_.back();
         last_proc_ = procs_.size() - 1;
@@ -224,7 +238,6 @@ class Reader {
         if (procs_.size() == 1) p->reserve(expect);
       }
       auto& k = p->tl.kernels;
-      int64_t start = s.i64(0), end = s.i64(1);
       if (end < start) end = start, ++p->reversed;  // clock glitch: never a negative duration
       k.start.push_back(start);
       k.end.push_back(end);
@@ -238,9 +251,15 @@ class Reader {
       }
       p->count_device(s.i64(6));
     }
-    if (procs_.empty()) db_.fail("kernel table is empty: no GPU kernel was captured");
+    if (procs_.empty())
+      db_.fail(dropped_.kernels ? "no usable kernel: all " + std::to_string(dropped_.kernels) +
+                                      " kernel rows have times outside +-2^61 ns"
+                                : std::string("kernel table is empty: no GPU kernel was captured"));
     for (auto& p : procs_) {
       auto& k = p.tl.kernels;
+      // Sorted now, before the columns that apply_runtime fills by index exist: fewer to permute.
+      if (auto idx = order_by_start(k.start, k.end); !idx.empty())
+        permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx), permute(p.corr, idx);
       std::vector<int8_t> nccl_of_name(p.tl.names.size(), -1);
       k.is_nccl.resize(k.size());
       for (size_t i = 0; i < k.size(); ++i) {
@@ -277,6 +296,10 @@ class Reader {
       if (!p) continue;  // a process without kernels is not a rank
       int64_t start = s.i64(0), end = s.i64(1);
       if (end < start) continue;
+      if (!in_time_range(start) || !in_time_range(end)) {
+        ++dropped_.nvtx;
+        continue;
+      }
       uint32_t name = s.null(3) ? p->name(sids, s.null(4) ? -1 : s.i64(4)) : p->tl.names.intern(s.text(3));
       pending[size_t(p - procs_.data())].push_back({start, end, gtid, domain, name});
     }
@@ -328,10 +351,11 @@ class Reader {
   struct RuntimeRows {
     std::vector<int64_t> start, corr, gtid;  // launches; corr INT64_MIN when NULL
     std::vector<uint32_t> dur;               // launch call durations (a launch takes microseconds)
-    std::vector<int32_t> sid;                // launch call names (StringIds)
+    std::vector<int64_t> sid;                // launch call names (StringIds)
     std::vector<int64_t> other_start, other_end, other_gtid;
-    std::vector<int32_t> other_sid;
+    std::vector<int64_t> other_sid;
     std::vector<ApiKind> other_kind;
+    int64_t dropped = 0;                     // rows with times outside the contract
   };
 
   // Runs on its own thread and connection, while the main thread reads kernels: the two big
@@ -341,27 +365,35 @@ class Reader {
     if (!db.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
     auto cols = db.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
     if (!cols.count("nameId")) return;
-    std::vector<int8_t> kind_of_sid(sids.size(), -1);
+    IdMap kind_of_sid;  // nameId -> ApiKind
     std::string sql = "SELECT start, end, " + col_or(cols, "globalTid", "0") + ", " +
                       col_or(cols, "correlationId", "NULL") + ", nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+    const size_t expect = row_bound(db, "CUPTI_ACTIVITY_KIND_RUNTIME");
+    out.start.reserve(expect), out.dur.reserve(expect), out.gtid.reserve(expect), out.corr.reserve(expect);
+    out.sid.reserve(expect);
     Statement s(db.handle(), sql, db.path());
     while (s.step()) {
       const int64_t sid = s.i64(4);
-      if (sid < 0 || size_t(sid) >= sids.size()) continue;
-      int8_t& k = kind_of_sid[size_t(sid)];
-      if (k < 0) k = int8_t(classify_api(sids.get(sid)));
+      if (sid < 0) continue;
+      uint32_t& k = kind_of_sid.at(sid);
+      if (k == IdMap::kAbsent) k = uint32_t(classify_api(sids.get(sid)));  // unknown id: Other
+      if (ApiKind(k) == ApiKind::Other) continue;
       const int64_t start = s.i64(0), end = std::max(s.i64(1), start);
+      if (!in_time_range(start) || !in_time_range(end)) {
+        ++out.dropped;
+        continue;
+      }
       if (ApiKind(k) == ApiKind::Launch) {
         out.start.push_back(start);
         out.dur.push_back(uint32_t(std::min<int64_t>(end - start, UINT32_MAX)));
         out.gtid.push_back(s.i64(2));
         out.corr.push_back(s.null(3) ? INT64_MIN : s.i64(3));
-        out.sid.push_back(int32_t(sid));
-      } else if (ApiKind(k) != ApiKind::Other) {
+        out.sid.push_back(sid);
+      } else {
         out.other_start.push_back(start);
         out.other_end.push_back(end);
         out.other_gtid.push_back(s.i64(2));
-        out.other_sid.push_back(int32_t(sid));
+        out.other_sid.push_back(sid);
         out.other_kind.push_back(ApiKind(k));
       }
     }
@@ -467,9 +499,13 @@ class Reader {
       Proc* p = proc(pid_of(s.i64(5)));
       if (!p) continue;
       auto& c = p->tl.copies;
-      int64_t start = s.i64(0);
+      const int64_t start = s.i64(0), end = std::max(s.i64(1), start);
+      if (!in_time_range(start) || !in_time_range(end)) {
+        ++dropped_.copies;
+        continue;
+      }
       c.start.push_back(start);
-      c.end.push_back(std::max(s.i64(1), start));
+      c.end.push_back(end);
       c.bytes.push_back(std::max<int64_t>(0, s.i64(2)));
       int64_t kind = s.i64(3);
       c.kind.push_back(kind == 1 || kind == 2 || kind == 8 || kind == 10 || kind == 100 ? CopyKind(kind)
@@ -526,6 +562,13 @@ class Reader {
     }
     std::sort(out.begin(), out.end(),
               [](const RankTimeline& a, const RankTimeline& b) { return std::tie(a.device, a.pid) < std::tie(b.device, b.pid); });
+    // Said once per file (the caller prints each timeline's warnings).
+    auto& w = out.front().warnings;
+    if (!utc_warning_.empty()) w.insert(w.begin(), utc_warning_);
+    if (const auto& d = dropped_; d.total() > 0)
+      w.insert(w.begin(), std::to_string(d.total()) + " rows with times outside +-2^61 ns dropped (kernels " +
+                              std::to_string(d.kernels) + ", runtime " + std::to_string(d.runtime) + ", NVTX " +
+                              std::to_string(d.nvtx) + ", copies " + std::to_string(d.copies) + ")");
     return out;
   }
 };

@@ -1,7 +1,10 @@
 #include "sqlite_db.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "ranks/nsys_reader.hpp"
@@ -36,6 +39,31 @@ std::string describe(int rc, sqlite3* db) {
     default: return db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   }
 }
+// SQLite reads a missing tail as zeros (a torn copy then shows phantom rows, repro D8): compare
+// the size the header records (page size x page count, sqlite.org/fileformat2.html 1.3) with the
+// file's. The count is valid only when the change counter (24) equals version-valid-for (92).
+void check_size(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return;  // SQLite will say why
+  unsigned char h[100];
+  ssize_t got = ::pread(fd, h, sizeof h, 0);
+  struct stat st {};
+  const bool sized = ::fstat(fd, &st) == 0;
+  ::close(fd);
+  static const char magic[] = "SQLite format 3";  // with its NUL: 16 bytes
+  if (got < 16 || std::memcmp(h, magic, 16) != 0 || !sized) return;  // not SQLite: it says so
+  if (got < 100) throw ProfileError(path + ": truncated: the SQLite header is incomplete (" + std::to_string(got) + " bytes)");
+  auto be32 = [&](int o) { return uint32_t(h[o]) << 24 | uint32_t(h[o + 1]) << 16 | uint32_t(h[o + 2]) << 8 | h[o + 3]; };
+  const uint32_t raw_page = uint32_t(h[16]) << 8 | h[17];
+  const int64_t page = raw_page == 1 ? 65536 : raw_page;
+  const int64_t pages = be32(28);
+  if (pages == 0 || be32(24) != be32(92) || page < 512 || (page & (page - 1))) return;
+  const int64_t want = page * pages;
+  if (int64_t(st.st_size) < want)
+    throw ProfileError(path + ": truncated: the SQLite header says " + std::to_string(want) + " bytes, the file has " +
+                       std::to_string(int64_t(st.st_size)));
+}
+
 }  // namespace
 
 Database::Database(const std::string& path) : path_(path) {
@@ -45,6 +73,7 @@ Database::Database(const std::string& path) : path_(path) {
   if (ec || !std::filesystem::exists(st)) throw ProfileError(path + ": cannot open (missing file or dangling link)");
   if (!std::filesystem::is_regular_file(st)) throw ProfileError(path + ": not a regular file");
   if (::access(path.c_str(), R_OK) != 0) throw ProfileError(path + ": cannot open (permission denied)");
+  check_size(path);
   int rc = sqlite3_open_v2(file_uri(path).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                            nullptr);
   if (rc != SQLITE_OK) {
@@ -53,10 +82,18 @@ Database::Database(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw ProfileError(path + ": " + msg);
   }
-  // Small page cache: a sequential scan gains nothing from more, and it would count as our memory.
-  sqlite3_exec(db_, "PRAGMA cache_size=-2048;", nullptr, nullptr, nullptr);
-  Statement s(db_, "SELECT name FROM sqlite_master WHERE type='table'", path_);
-  while (s.step()) tables_.emplace(s.text(0));
+  // The destructor does not run when the constructor throws: close here, or every unreadable
+  // profile keeps a descriptor (1,100 of them exhausted ulimit -n: repro D6).
+  try {
+    // Small page cache: a sequential scan gains nothing from more, and it would count as our memory.
+    sqlite3_exec(db_, "PRAGMA cache_size=-2048;", nullptr, nullptr, nullptr);
+    Statement s(db_, "SELECT name FROM sqlite_master WHERE type='table'", path_);
+    while (s.step()) tables_.emplace(s.text(0));
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
 }
 
 Database::~Database() {
@@ -95,6 +132,17 @@ std::string_view Statement::text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (!p) return {};
   return {reinterpret_cast<const char*>(p), size_t(sqlite3_column_bytes(stmt_, col))};
+}
+
+StringIds::StringIds(const Database& db) {
+  Statement s(db.handle(), "SELECT id, value FROM StringIds", db.path());
+  while (s.step()) {
+    const int64_t id = s.i64(0);
+    if (id < 0) continue;
+    uint32_t& at = index_.at(id);  // a repeated id (no PRIMARY KEY in a hostile file): the last wins
+    if (at == IdMap::kAbsent) at = uint32_t(text_.size()), text_.emplace_back();
+    text_[at] = std::string(s.text(1));
+  }
 }
 
 std::string col_or(const std::set<std::string>& cols, const std::string& col, const std::string& fallback) {

@@ -2,6 +2,8 @@
 #pragma once
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -44,6 +46,75 @@ class Database {
   sqlite3* db_ = nullptr;
   std::string path_;
   std::set<std::string> tables_;
+};
+
+// Open-addressing map from an untrusted id to a uint32. nsys ids are sparse (a real export: 126
+// strings up to id 3,436,172) and hostile ones arbitrary (id 2^27 cost 4.7 GB when tables were
+// indexed by id: repro D7): memory follows the entries, never the largest id.
+class IdMap {
+ public:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+  uint32_t find(int64_t key) const {
+    if (slots_.empty()) return kAbsent;
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return slots_[i].val;
+      if (slots_[i].key == kEmpty) return kAbsent;
+    }
+  }
+  // The value of `key` (not INT64_MIN), inserted as kAbsent when new.
+  uint32_t& at(int64_t key) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    size_t i = home(key);
+    for (; slots_[i].key != kEmpty; i = (i + 1) & mask_)
+      if (slots_[i].key == key) return slots_[i].val;
+    ++used_;
+    slots_[i] = {key, kAbsent};
+    return slots_[i].val;
+  }
+  size_t size() const { return used_; }
+
+ private:
+  static constexpr int64_t kEmpty = INT64_MIN;
+  struct Slot {
+    int64_t key = kEmpty;
+    uint32_t val = kAbsent;
+  };
+  size_t home(int64_t key) const { return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    const size_t cap = std::max<size_t>(16, old.size() * 2);
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    shift_ = 64 - std::countr_zero(cap);
+    for (const Slot& s : old)
+      if (s.key != kEmpty) {
+        size_t i = home(s.key);
+        while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+        slots_[i] = s;
+      }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0, mask_ = 0;
+  int shift_ = 64;
+};
+
+// StringIds(id, value): the text of each id, looked up by id (no order or density assumed).
+class StringIds {
+ public:
+  explicit StringIds(const Database& db);
+  // The text of `id`, or nullptr when StringIds has no such id.
+  const std::string* find(int64_t id) const {
+    const uint32_t at = id < 0 ? IdMap::kAbsent : index_.find(id);
+    return at == IdMap::kAbsent ? nullptr : &text_[at];
+  }
+  std::string_view get(int64_t id) const {
+    const std::string* t = find(id);
+    return t ? std::string_view(*t) : std::string_view();
+  }
+
+ private:
+  std::vector<std::string> text_;
+  IdMap index_;  // id -> position in text_
 };
 
 // "col" when the table has it, else "fallback" (a SQL literal such as NULL or 0).

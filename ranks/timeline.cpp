@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <bit>
 #include <numeric>
+#include <utility>
 
 #include "ranks/timeline.hpp"
 #include "timeline_sort.hpp"
@@ -17,29 +19,73 @@ uint32_t StringTable::intern(std::string_view s) {
 
 namespace {
 
-// Sort order of rows by (start, end); empty when already sorted (the common case).
-std::vector<uint32_t> order_by_start(const std::vector<int64_t>& start, const std::vector<int64_t>& end) {
-  bool sorted = true;
-  for (size_t i = 1; i < start.size() && sorted; ++i)
-    sorted = start[i - 1] < start[i] || (start[i - 1] == start[i] && end[i - 1] <= end[i]);
-  if (sorted) return {};
-  std::vector<uint32_t> idx(start.size());
-  std::iota(idx.begin(), idx.end(), 0u);
-  std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-    return start[a] < start[b] || (start[a] == start[b] && end[a] < end[b]);
-  });
+// Stable LSD radix sort of `a` by key(a[i]) (`bits` wide): digits of at most 13 bits, so a pass's
+// 8,192 counters stay in L1 and 37-bit keys (a 2-minute capture) take 3 passes.
+template <class T, class Key>
+void radix_sort(std::vector<T>& a, int bits, Key key) {
+  if (bits == 0 || a.size() < 2) return;
+  const int passes = (bits + 12) / 13, digit = (bits + passes - 1) / passes;
+  const size_t buckets = size_t(1) << digit;
+  std::vector<uint32_t> count(buckets * size_t(passes), 0);
+  for (const T& x : a) {
+    const uint64_t k = key(x);
+    for (int p = 0; p < passes; ++p) ++count[size_t(p) * buckets + ((k >> (p * digit)) & (buckets - 1))];
+  }
+  std::vector<T> b(a.size());
+  for (int p = 0; p < passes; ++p) {
+    uint32_t* c = &count[size_t(p) * buckets];
+    if (std::find(c, c + buckets, uint32_t(a.size())) != c + buckets) continue;  // one digit for all
+    uint32_t sum = 0;
+    for (size_t d = 0; d < buckets; ++d) sum += std::exchange(c[d], sum);
+    for (const T& x : a) b[c[(key(x) >> (p * digit)) & (buckets - 1)]++] = x;
+    a.swap(b);
+  }
+}
+
+// Row indices from rows sorted by start (key = start - min): rows that start together go by end.
+template <class T, class Key, class Index>
+std::vector<uint32_t> indices(const std::vector<T>& a, Key key, Index index, const std::vector<int64_t>& end) {
+  std::vector<uint32_t> idx(a.size());
+  for (size_t i = 0; i < a.size();) {
+    size_t j = i + 1;
+    while (j < a.size() && key(a[j]) == key(a[i])) ++j;
+    for (size_t x = i; x < j; ++x) idx[x] = index(a[x]);
+    if (j - i > 1)  // rare, short runs
+      std::stable_sort(idx.begin() + long(i), idx.begin() + long(j), [&](uint32_t u, uint32_t v) { return end[u] < end[v]; });
+    i = j;
+  }
   return idx;
 }
 
-template <class T>
-void permute(std::vector<T>& v, const std::vector<uint32_t>& idx) {
-  if (idx.empty() || v.empty()) return;
-  std::vector<T> out(v.size());
-  for (size_t i = 0; i < idx.size(); ++i) out[i] = v[idx[i]];
-  v.swap(out);
-}
-
 }  // namespace
+
+std::vector<uint32_t> order_by_start(const std::vector<int64_t>& start, const std::vector<int64_t>& end) {
+  const size_t n = start.size();
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i)
+    sorted = start[i - 1] < start[i] || (start[i - 1] == start[i] && end[i - 1] <= end[i]);
+  if (sorted) return {};
+  const auto [lo_it, hi_it] = std::minmax_element(start.begin(), start.end());
+  const uint64_t lo = uint64_t(*lo_it), span = uint64_t(*hi_it) - lo;  // modular: exact for any pair
+  const int key_bits = std::bit_width(span), index_bits = std::bit_width(uint64_t(n));
+  if (key_bits + index_bits <= 64) {  // the usual case: key and row index packed in one word
+    std::vector<uint64_t> a(n);
+    for (size_t i = 0; i < n; ++i) a[i] = (uint64_t(start[i]) - lo) << index_bits | i;
+    auto key = [&](uint64_t v) { return v >> index_bits; };
+    radix_sort(a, key_bits, key);
+    const uint64_t mask = (uint64_t(1) << index_bits) - 1;
+    return indices(a, key, [&](uint64_t v) { return uint32_t(v & mask); }, end);
+  }
+  struct Row {
+    uint64_t key;
+    uint32_t index;
+  };
+  std::vector<Row> a(n);
+  for (size_t i = 0; i < n; ++i) a[i] = {uint64_t(start[i]) - lo, uint32_t(i)};
+  auto key = [](const Row& r) { return r.key; };
+  radix_sort(a, key_bits, key);
+  return indices(a, key, [](const Row& r) { return r.index; }, end);
+}
 
 void sort_timeline(RankTimeline& tl) {
   auto& k = tl.kernels;

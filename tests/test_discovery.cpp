@@ -246,3 +246,35 @@ TEST(Discovery, RankPatternMatchingNoFileIsAnError) {
   d.touch("gpu3.sqlite");
   EXPECT_NO_THROW(discover({d.path.string()}, {R"(gpu(\d+))", ""}));
 }
+
+// Repro D8: a file named for one rank that holds several rank processes (a torn or corrupted
+// export shows phantom ones) is reported, never numbered N, N+1 into the next file's rank.
+TEST(Assign, RankNamedFileWithSeveralProcessesIsReportedNotRenumbered) {
+  Dir d;
+  d.touch("rank_0.sqlite");
+  d.touch("rank_1.sqlite");
+  auto disc = discover({d.path.string()}, {});
+  const std::vector<FoundProcess> found = {{0, 0, 0, 0, 2}, {0, 1000, 0, 1, 2}, {1, 1001, 0, 0, 1}};
+  auto a = assign_ranks(disc, found);
+  EXPECT_EQ(a.rank, (std::vector<int>{-1, -1, 1}));
+  for (size_t i : {0u, 1u}) {
+    EXPECT_EQ(a.errors[i], "named for rank 0 but holds 2 rank processes (pids 0, 1000); use --rank-map");
+    EXPECT_EQ(a.claimed[i], 0);  // listed as rank 0's failure
+  }
+  EXPECT_EQ(a.errors[2], "");
+  // The rank map decides which process is the rank; the unmapped one stays an error.
+  {
+    std::ofstream m(d.path / "map.csv");
+    m << "rank_0.sqlite,pid=1000,0\n";
+  }
+  disc = discover({d.path.string()}, {"", (d.path / "map.csv").string()});
+  a = assign_ranks(disc, found);
+  EXPECT_EQ(a.rank, (std::vector<int>{-1, 0, 1}));
+  EXPECT_NE(a.errors[0].find("holds 2 rank processes"), std::string::npos) << a.errors[0];
+  // Many phantom pids: the line stays short.
+  std::vector<FoundProcess> many;
+  for (int i = 0; i < 300; ++i) many.push_back({0, 5000 + i, 0, i, 300});
+  a = assign_ranks(disc, many);
+  EXPECT_NE(a.errors[0].find("(pids 5000, 5001, 5002, 5003, 5004, 5005, 5006, 5007 and 292 more)"), std::string::npos)
+      << a.errors[0];
+}

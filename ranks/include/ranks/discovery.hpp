@@ -1,6 +1,7 @@
 // Run directory discovery and rank assignment.
 //  (a) one file per rank: the rank comes from the file name (rank_12, rank12, rank-12, x.12.sqlite,
-//      or --rank-pattern REGEX with one capture group);
+//      or --rank-pattern REGEX with one capture group); such a file holding several rank processes
+//      is an error naming their pids (a torn file shows phantom ones) unless the rank map says;
 //  (b) one file holding several rank processes (a torchrun capture): processes ordered by CUDA
 //      device, node index from the file name (node-03, node3, host_3, or a trailing number; else
 //      the file's position among such files), rank = node * processes_per_node + local index;

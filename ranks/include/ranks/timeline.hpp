@@ -42,6 +42,16 @@ class StringTable {
 inline constexpr uint32_t kNoName = UINT32_MAX;
 inline constexpr int64_t kNoTime = INT64_MIN;
 
+// The time contract, kept by the readers (rows that break it are dropped with one counted
+// warning; a file with nothing left is rejected) so that analyses need no overflow checks on
+// single steps: every time in a RankTimeline (every start, end, launch, capture_start/end, the
+// launch of pending_nccl and unfinished_launches) and utc_epoch_ns lie in [-kTimeLimit,
+// kTimeLimit], and end >= start in every row. kNoTime (an absent launch) is the only exception.
+// Hence the sum or difference of two such values fits int64 (|a +- b| <= 2^62); sums over many
+// rows and clock-corrected wall clocks do not (see sat_math.hpp).
+inline constexpr int64_t kTimeLimit = int64_t(1) << 61;
+constexpr bool in_time_range(int64_t t) { return t >= -kTimeLimit && t <= kTimeLimit; }
+
 // GPU kernels, sorted by start.
 struct KernelColumns {
   std::vector<int64_t> start, end;
