@@ -215,6 +215,11 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
   }
   std::sort(res.failures.begin(), res.failures.end(),
             [](auto& a, auto& b) { return std::tie(a.file, a.error) < std::tie(b.file, b.error); });
+  // A file rejected as a whole (e.g. named for one rank but holding several processes) is one
+  // failure, not one per process it holds.
+  res.failures.erase(std::unique(res.failures.begin(), res.failures.end(),
+                                 [](auto& a, auto& b) { return a.file == b.file && a.error == b.error; }),
+                     res.failures.end());
 
   std::vector<CrossRankInput> cross_inputs;
   int world = 0;
