@@ -62,7 +62,8 @@ struct Proc {
 
   void reserve(size_t n) {
     auto& k = tl.kernels;
-    k.start.reserve(n), k.end.reserve(n), k.stream.reserve(n), k.name.reserve(n), corr.reserve(n);
+    reserve_big(k.start, n), reserve_big(k.end, n), reserve_big(k.stream, n), reserve_big(k.name, n);
+    reserve_big(corr, n);
   }
 
   uint32_t name(const StringIds& sids, int64_t id) {
@@ -258,9 +259,13 @@ class Reader {
     for (auto& p : procs_) {
       auto& k = p.tl.kernels;
       // Sorted now, before the columns that apply_runtime fills by index exist: fewer to permute.
-      if (auto idx = order_by_start(k.start, k.end); !idx.empty())
-        permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx), permute(p.corr, idx);
+      if (auto idx = order_by_start(k.start, k.end); !idx.empty()) {
+        std::vector<int64_t> scratch;
+        permute(k.start, idx, scratch), permute(k.end, idx, scratch), permute(p.corr, idx, scratch);
+        permute(k.stream, idx), permute(k.name, idx);
+      }
       std::vector<int8_t> nccl_of_name(p.tl.names.size(), -1);
+      reserve_big(k.is_nccl, k.size()), reserve_big(k.launch, k.size()), reserve_big(k.nccl_api, k.size());
       k.is_nccl.resize(k.size());
       for (size_t i = 0; i < k.size(); ++i) {
         int8_t& v = nccl_of_name[k.name[i]];
@@ -369,8 +374,8 @@ class Reader {
     std::string sql = "SELECT start, end, " + col_or(cols, "globalTid", "0") + ", " +
                       col_or(cols, "correlationId", "NULL") + ", nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME";
     const size_t expect = row_bound(db, "CUPTI_ACTIVITY_KIND_RUNTIME");
-    out.start.reserve(expect), out.dur.reserve(expect), out.gtid.reserve(expect), out.corr.reserve(expect);
-    out.sid.reserve(expect);
+    reserve_big(out.start, expect), reserve_big(out.dur, expect), reserve_big(out.gtid, expect);
+    reserve_big(out.corr, expect), reserve_big(out.sid, expect);
     Statement s(db.handle(), sql, db.path());
     while (s.step()) {
       const int64_t sid = s.i64(4);
@@ -387,7 +392,8 @@ class Reader {
         out.start.push_back(start);
         out.dur.push_back(uint32_t(std::min<int64_t>(end - start, UINT32_MAX)));
         out.gtid.push_back(s.i64(2));
-        out.corr.push_back(s.null(3) ? INT64_MIN : s.i64(3));
+        const int64_t c = s.i64(3);  // NULL reads as 0: only then ask (a call per row costs)
+        out.corr.push_back(c == 0 && s.null(3) ? INT64_MIN : c);
         out.sid.push_back(sid);
       } else {
         out.other_start.push_back(start);
@@ -406,7 +412,7 @@ class Reader {
     for (size_t i = 0; i < procs_.size(); ++i) {
       auto& p = procs_[i];
       const bool dense = p.corr_max >= p.corr_min && p.corr_max - p.corr_min < int64_t(8 * p.corr.size() + 1024);
-      if (dense) kernel_at[i].assign(size_t(p.corr_max - p.corr_min + 1), -1);
+      if (dense) reserve_big(kernel_at[i], size_t(p.corr_max - p.corr_min + 1)), kernel_at[i].assign(size_t(p.corr_max - p.corr_min + 1), -1);
       for (size_t k = 0; k < p.corr.size(); ++k) {
         if (p.corr[k] <= 0) continue;
         if (dense) kernel_at[i][size_t(p.corr[k] - p.corr_min)] = int32_t(k);

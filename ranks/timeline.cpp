@@ -1,3 +1,5 @@
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <numeric>
@@ -17,6 +19,12 @@ uint32_t StringTable::intern(std::string_view s) {
   return id;
 }
 
+void hint_huge_pages(const void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  const uintptr_t from = (uintptr_t(p) + kHuge - 1) & ~(kHuge - 1), to = (uintptr_t(p) + bytes) & ~(kHuge - 1);
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);  // a hint: errors ignored
+}
+
 namespace {
 
 // Stable LSD radix sort of `a` by key(a[i]) (`bits` wide): digits of at most 13 bits, so a pass's
@@ -31,7 +39,9 @@ void radix_sort(std::vector<T>& a, int bits, Key key) {
     const uint64_t k = key(x);
     for (int p = 0; p < passes; ++p) ++count[size_t(p) * buckets + ((k >> (p * digit)) & (buckets - 1))];
   }
-  std::vector<T> b(a.size());
+  std::vector<T> b;
+  reserve_big(b, a.size());
+  b.resize(a.size());
   for (int p = 0; p < passes; ++p) {
     uint32_t* c = &count[size_t(p) * buckets];
     if (std::find(c, c + buckets, uint32_t(a.size())) != c + buckets) continue;  // one digit for all
@@ -45,7 +55,9 @@ void radix_sort(std::vector<T>& a, int bits, Key key) {
 // Row indices from rows sorted by start (key = start - min): rows that start together go by end.
 template <class T, class Key, class Index>
 std::vector<uint32_t> indices(const std::vector<T>& a, Key key, Index index, const std::vector<int64_t>& end) {
-  std::vector<uint32_t> idx(a.size());
+  std::vector<uint32_t> idx;
+  reserve_big(idx, a.size());
+  idx.resize(a.size());
   for (size_t i = 0; i < a.size();) {
     size_t j = i + 1;
     while (j < a.size() && key(a[j]) == key(a[i])) ++j;
@@ -69,8 +81,9 @@ std::vector<uint32_t> order_by_start(const std::vector<int64_t>& start, const st
   const uint64_t lo = uint64_t(*lo_it), span = uint64_t(*hi_it) - lo;  // modular: exact for any pair
   const int key_bits = std::bit_width(span), index_bits = std::bit_width(uint64_t(n));
   if (key_bits + index_bits <= 64) {  // the usual case: key and row index packed in one word
-    std::vector<uint64_t> a(n);
-    for (size_t i = 0; i < n; ++i) a[i] = (uint64_t(start[i]) - lo) << index_bits | i;
+    std::vector<uint64_t> a;
+    reserve_big(a, n);
+    for (size_t i = 0; i < n; ++i) a.push_back((uint64_t(start[i]) - lo) << index_bits | i);
     auto key = [&](uint64_t v) { return v >> index_bits; };
     radix_sort(a, key_bits, key);
     const uint64_t mask = (uint64_t(1) << index_bits) - 1;
