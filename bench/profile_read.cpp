@@ -22,8 +22,9 @@ int main(int argc, char** argv) {
   auto t2 = std::chrono::steady_clock::now();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
+  const double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
   std::printf("{\"kernels\": %zu, \"read_seconds\": %.6f, \"metrics_seconds\": %.6f, \"seconds\": %.6f, "
-              "\"max_rss_kb\": %ld, \"busy_ns\": %.0f}\n",
+              "\"cpu_seconds\": %.6f, \"max_rss_kb\": %ld, \"busy_ns\": %.0f}\n",
               kernels, std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
-              std::chrono::duration<double>(t2 - t0).count(), ru.ru_maxrss, busy);
+              std::chrono::duration<double>(t2 - t0).count(), cpu, ru.ru_maxrss, busy);
 }
