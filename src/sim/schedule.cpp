@@ -232,7 +232,7 @@ struct Inst {
 struct RankState {
   size_t cursor = 0;
   int64_t cpu = 0, compute_dep = 0, last_compute = 0, dp_done = 0, iter_begin = 0;
-  int64_t sf[4] = {0, 0, 0, 0};
+  int64_t sf[kStreamSlots] = {};  // when each stream is free (one per slot: kPpNextStream is 4)
   bool arrived = false;
 };
 
