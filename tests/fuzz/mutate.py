@@ -168,6 +168,8 @@ def m_strings(rng, con, tables):
     if t == "StringIds" and rng.random() < 0.5:  # a kernel or NVTX name: find it by content
         w = rng.choice(["value LIKE 'nccl%'", "value LIKE '%Step%' OR value LIKE 'iteration%' OR value LIKE 'step%'",
                         "value LIKE 'cuda%'", "1"])
+    elif t == "NVTX_EVENTS" and rng.random() < 0.5:  # a step marker (D2: a 30,000-character one)
+        w = "rowid = (SELECT min(rowid) FROM NVTX_EVENTS WHERE text LIKE 'ProfilerStep%')"
     else:
         w = where_rows(rng, con, t)
     v = rng.choice(STRINGS)
