@@ -57,7 +57,7 @@ def main():
     work = {}
     with open(os.path.join(args.finding, "case.json")) as f:
         desc = json.load(f)
-    target = desc["signature"]
+    target = None  # the failure as this oracle names it (a saved signature may come from an older one)
 
     def fails(ops):
         d = dict(desc, ops=ops)
@@ -66,12 +66,13 @@ def main():
         except Exception:  # a shortened recipe may no longer apply
             return None
         res = run_case(args.scan, casedir, d["healthy"], args.timeout, outdir)
-        return res if res["signature"] == target else None
+        return res if res["signature"] and res["signature"] == (target or res["signature"]) else None
 
     ops = desc["ops"]
     work["res"] = fails(ops)
     if not work["res"]:
-        sys.exit(f"{args.finding}: does not reproduce '{target}' from its recipe")
+        sys.exit(f"{args.finding}: does not reproduce '{desc['signature']}' from its recipe")
+    target = work["res"]["signature"]
     changed = True
     while changed:
         changed = False

@@ -140,7 +140,7 @@ def check_summary(outdir, healthy):
         with open(os.path.join(outdir, "summary.json")) as f:
             s = json.load(f)
     except (OSError, ValueError) as e:
-        return [f"exit 0 without a readable summary.json ({e})"]
+        return [f"exit 0 without a readable summary.json ({type(e).__name__})"]
     failed = [r.get("file", "") for r in s.get("ranks_failed", [])]
     bad = [r for r in s.get("ranks_failed", []) if os.path.basename(str(r.get("file", ""))) == healthy]
     if bad:
