@@ -2,8 +2,11 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "ranks/discovery.hpp"
 
 namespace straggler {
 
@@ -58,15 +61,28 @@ class JsonWriter {
       first_.back() = false;
     }
   }
+  // JSON must be UTF-8: untrusted text (an SQLite error quoting a damaged schema, a path) may not
+  // be; each byte that starts no valid sequence becomes U+FFFD.
   void quote(const std::string& s) {
     out_ += '"';
-    for (unsigned char c : s) {
-      if (c == '"' || c == '\\') out_ += '\\', out_ += char(c);
-      else if (c < 0x20 || c == 0x7f) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out_ += buf;
-      } else out_ += char(c);
+    for (size_t i = 0; i < s.size();) {
+      const unsigned char c = static_cast<unsigned char>(s[i]);
+      const size_t n = ranks::utf8_length(s, i);
+      if (n == 0) {
+        out_ += "\\ufffd";
+        ++i;
+      } else if (n > 1) {
+        out_.append(s, i, n);
+        i += n;
+      } else {
+        if (c == '"' || c == '\\') out_ += '\\', out_ += char(c);
+        else if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out_ += buf;
+        } else out_ += char(c);
+        ++i;
+      }
     }
     out_ += '"';
   }

@@ -116,6 +116,14 @@ TEST(Discovery, PrintableEscapesControlCharacters) {
   EXPECT_EQ(printable(std::string("x\x01y\x7fz\x1b[31m", 10)), "x\\x01y\\x7fz\\x1b[31m");
   EXPECT_EQ(printable("nel\xc2\x85."), "nel\\u0085.");  // C1 control (NEL) as UTF-8
   EXPECT_EQ(printable(printable("a\nb")), printable("a\nb"));  // idempotent
+  // Bytes that are not UTF-8 (an SQLite error quoting a damaged schema: fuzz case
+  // summary_invalid_utf8), escaped so messages and the summary JSON stay UTF-8.
+  EXPECT_EQ(printable("near \"TAB\xcc" "E\""), "near \"TAB\\xccE\"");
+  EXPECT_EQ(printable("\xe9t\xe9"), "\\xe9t\\xe9");         // Latin-1, not UTF-8
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
+  EXPECT_EQ(printable("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");  // U+1F600 kept
+  EXPECT_EQ(utf8_length("\xc3\xa9", 0), 2u);
+  EXPECT_EQ(utf8_length("\xc0\xaf", 0), 0u);  // overlong
 }
 
 TEST(Discovery, ControlCharactersInPathsDoNotBreakTheErrorLine) {

@@ -26,10 +26,14 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// `text` with control characters escaped (C0 and DEL as \n, \r, \t or \xNN; C1 as \u00NN), so a
-// path or name from the file system or a profile never breaks a one-line message. Every path or
+// `text` with control characters escaped (C0 and DEL as \n, \r, \t or \xNN; C1 as \u00NN) and
+// bytes that are not UTF-8 as \xNN, so a path, name or SQLite error quoting a damaged file never
+// breaks a one-line message or a UTF-8 output. Every path or
 // name printed in an error or the report goes through it; idempotent (backslashes are kept).
 std::string printable(std::string_view text);
+// Length (1-4) of the valid UTF-8 sequence starting at text[i], or 0 when there is none (a stray
+// continuation byte, a truncated, overlong or surrogate sequence, beyond U+10FFFF).
+size_t utf8_length(std::string_view text, size_t i);
 
 struct ProfileFile {
   std::string path;
