@@ -22,6 +22,7 @@
 #include "ranks/metrics.hpp"
 #include "ranks/sat_math.hpp"
 #include "shell.hpp"
+#include "sqlite_edit.hpp"
 #include "timeline_builder.hpp"
 
 namespace fs = std::filesystem;
@@ -317,16 +318,7 @@ TEST(ReproD10, CommunicatorInferenceOnExtremeEnds) {
 const std::string kScan = std::getenv("SS_SCAN_BIN") ? std::getenv("SS_SCAN_BIN") : SS_SCAN_BIN;
 const std::string kSim = SS_SIM_BIN, kShared = SS_SHARED_DIR;
 
-void sql(const fs::path& file, const std::string& q) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK) << file;
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, q.c_str(), nullptr, nullptr, &err);
-  const std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << msg << "\n" << q;
-}
+using testsql::sql;
 
 struct Scan {
   int status = -1;

@@ -19,6 +19,7 @@
 
 #include "ranks/nsys_reader.hpp"
 #include "shell.hpp"
+#include "sqlite_edit.hpp"
 
 namespace fs = std::filesystem;
 using ranks::read_nsys;
@@ -34,16 +35,7 @@ fs::path temp(const std::string& name) {
   return p;
 }
 
-void sql(const fs::path& file, const std::string& q) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK) << file;
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, q.c_str(), nullptr, nullptr, &err);
-  const std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << msg << "\n" << q;
-}
+using testsql::sql;
 
 // A small generated run (2 ranks on one host unless told), once per name.
 fs::path generate(const std::string& name, const std::string& args = "--layout 1x1x2 --hosts 1 --iterations 6") {
