@@ -6,10 +6,8 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <mpi.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdlib>
 
 #include <algorithm>
@@ -543,53 +541,6 @@ TEST(Hdf5Writer, FullFileSystemFailsBeforeWriting) {
             std::string::npos);
   MPI_Barrier(MPI_COMM_WORLD);
   if (me() == 0) EXPECT_EQ(std::system(("umount '" + (dir / "small").string() + "'").c_str()), 0);
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
-// D9: a temporary file whose process is gone (a SIGKILLed run) is removed by the next run on the
-// host; one whose process lives is left alone.
-TEST(OutputFiles, StaleTemporariesOfDeadProcessesAreRemoved) {
-  const fs::path dir = shared_dir("stale");
-  if (me() == 0) {
-    auto local = local_transport();
-    const std::string out = (dir / "x.h5").string();
-    std::string live_name;
-    {
-      OutputFiles f(*local, out, "");
-      live_name = f.h5_temp();  // .x.h5.tmp-HOST-<own pid>
-    }
-    const pid_t child = fork();
-    if (child == 0) _exit(0);
-    waitpid(child, nullptr, 0);  // a pid that no longer exists
-    const std::string stem = live_name.substr(0, live_name.rfind('-') + 1);
-    const std::string dead = stem + std::to_string(child), other_host = (dir / ".x.h5.tmp-elsewhere-1").string();
-    for (const auto& p : {live_name, dead, other_host}) std::fclose(std::fopen(p.c_str(), "w"));
-    EXPECT_EQ(remove_stale_temps(out), 1);
-    EXPECT_FALSE(fs::exists(dead));
-    EXPECT_TRUE(fs::exists(live_name));
-    EXPECT_TRUE(fs::exists(other_host));  // another host's run: not ours to judge
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
-// D9: SIGTERM (what mpirun sends the others when one process dies) removes the temporary files.
-TEST(OutputFiles, TerminationRemovesTemporaries) {
-  const fs::path dir = shared_dir("sigterm");
-  if (me() == 0) {
-    const std::string out = (dir / "x.h5").string(), summary = (dir / "s.json").string();
-    const pid_t child = fork();
-    if (child == 0) {
-      auto local = local_transport();
-      OutputFiles f(*local, out, summary);
-      for (const auto& p : {f.h5_temp(), f.summary_temp()}) std::fclose(std::fopen(p.c_str(), "w"));
-      raise(SIGTERM);
-      _exit(3);  // not reached
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
-    EXPECT_EQ(listing(dir), std::vector<std::string>{});
-  }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
