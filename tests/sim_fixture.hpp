@@ -71,6 +71,15 @@ inline sim::Options tiny(const fs::path& dir) {
   return o;
 }
 
+// Two generated runs of the tiny() shape are the same: truth.json and every rank's kernel rows.
+inline void expect_same_run(const fs::path& a, const fs::path& b) {
+  EXPECT_EQ(slurp((a / "truth.json").string()), slurp((b / "truth.json").string()));
+  for (int r = 0; r < 8; ++r) {
+    const std::string f = "rank_" + std::to_string(r) + ".sqlite", q = "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid";
+    EXPECT_EQ(query((a / f).string(), q), query((b / f).string(), q)) << r;
+  }
+}
+
 struct RankTruth {
   int64_t kernels = 0, nccl = 0, iterations = 0;
 };
