@@ -6,19 +6,16 @@ JOBS="${JOBS:-$(nproc)}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Configure presets in CMakePresets.json (release, sanitize, werror); SS_WERROR=ON makes warnings
+# errors (CI sets it).
 build() {
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S "$ROOT" --preset release -B "$BUILD" -DSS_WERROR="${SS_WERROR:-OFF}" >/dev/null
   cmake --build "$BUILD" -j "$JOBS"
 }
-# AddressSanitizer + UndefinedBehaviorSanitizer build (scripts/test.sh --sanitize, scripts/fuzz.sh).
-# -O1 keeps it fast enough for the tests; asserts stay on (no NDEBUG).
-SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# AddressSanitizer + UndefinedBehaviorSanitizer build (scripts/test.sh --sanitize, scripts/fuzz.sh):
+# the sanitize preset, -O1 so it is fast enough for the tests; asserts stay on (no NDEBUG).
 build_sanitize() {
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DCMAKE_C_FLAGS="$SAN_FLAGS" -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+  cmake -S "$ROOT" --preset sanitize -B "$BUILD" >/dev/null
   cmake --build "$BUILD" -j "$JOBS"
 }
 # Any sanitizer report ends the process with an error; leaks of Open MPI, hwloc and HDF5 (not ours)

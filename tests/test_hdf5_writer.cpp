@@ -540,7 +540,9 @@ TEST(Hdf5Writer, FullFileSystemFailsBeforeWriting) {
   EXPECT_NE(expect_fails(dir / "small" / "x.h5", dir / "small").find("not enough space on its file system"),
             std::string::npos);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (me() == 0) EXPECT_EQ(std::system(("umount '" + (dir / "small").string() + "'").c_str()), 0);
+  if (me() == 0) {
+    EXPECT_EQ(std::system(("umount '" + (dir / "small").string() + "'").c_str()), 0);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

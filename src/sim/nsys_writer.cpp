@@ -220,7 +220,7 @@ struct Ctx {
   }
 };
 
-void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, int64_t& rows) {
+void write_export_meta(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t& rows) {
   const bool v30 = c.v30;
   const std::string base = f.path.substr(f.path.find_last_of('/') + 1);
   const std::string stem = base.substr(0, base.rfind('.'));
@@ -251,7 +251,11 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
     meta.t(v, val);
     meta.run();
   }
+  rows += meta.rows;
+}
 
+// Session start, environment and capture window of the host that wrote the file.
+void write_target_info(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, int64_t& rows) {
   // Capture start on this host's (NTP-skewed) clock: utcEpochNs + t_file = true time + e_h.
   const int64_t utc = kT0 - c.lead + c.sim.host_offset_ns[f.host];
   const int64_t sys_clock = c.cv.system_clock_ns[c.r0];
@@ -284,7 +288,10 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
   ad.i(ad.p(":d"), stop);
   ad.i(ad.p(":e"), start_time + stop);
   ad.run();
+  rows += start.rows + env.rows + ad.rows;
+}
 
+void write_strings(sqlite3* db, const Ctx& c, int64_t& rows) {
   Insert s(db, "StringIds", {{"id", ":i"}, {"value", ":v"}});
   for (int k = 0; k < kKernelCount; ++k) {
     const bool old = c.v30 && (k == kNcclAllReduce || k == kNcclSendRecv);
@@ -301,7 +308,13 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
     s.t(s.p(":v"), kOtherStrings[k - kApiLaunch]);
     s.run();
   }
-  rows += meta.rows + start.rows + env.rows + ad.rows + s.rows;
+  rows += s.rows;
+}
+
+void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, int64_t& rows) {
+  write_export_meta(db, c, f, rows);
+  write_target_info(db, c, f, stop, rows);
+  write_strings(db, c, rows);
 }
 
 // Kernel rows; per-kernel constants are rebound only when the kernel changes.
@@ -343,19 +356,29 @@ struct KernelRows {
   }
 };
 
-// All rows of one rank process; table by table so each table's pages stay together.
-void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
-  const Simulation& sim = c.sim;
-  const Conventions& cv = c.cv;
-  const RankTrace& tr = sim.ranks[rank];
-  const int64_t pid = cv.pid[rank], dev = cv.device[rank];
-  const int64_t gpid = kVmBits | (pid << 24), gtid = gpid | pid;
-  auto corr = [&](size_t i) { return cv.corr(rank, i); };  // unique per process, in CPU order
-  const auto& stream_id = cv.stream[rank];
-  const std::string compute_stream = std::to_string(stream_id[kCompute]);
+// One rank process as its tables see it.
+struct Proc {
+  const Ctx& c;
+  int rank;
+  const RankTrace& tr;
+  int64_t pid, dev, gpid, gtid;
+  const std::array<int, kStreamSlots>& stream_id;
+  std::string compute_stream;
   // CUDA graphs: one cudaGraphLaunch row launches a run of compute kernels, which share its correlationId.
-  const std::vector<int32_t> head = graph_heads(tr, cv.graph_from[rank]);
+  std::vector<int32_t> head;
+  Proc(const Ctx& ctx, int r)
+      : c(ctx), rank(r), tr(ctx.sim.ranks[r]), pid(ctx.cv.pid[r]), dev(ctx.cv.device[r]),
+        gpid(kVmBits | (pid << 24)), gtid(gpid | pid), stream_id(ctx.cv.stream[r]),
+        compute_stream(std::to_string(stream_id[kCompute])), head(graph_heads(tr, ctx.cv.graph_from[r])) {}
+  int64_t corr(size_t i) const { return c.cv.corr(rank, i); }  // unique per process, in CPU order
+};
 
+void write_runtime(sqlite3* db, const Proc& p, int64_t& rows) {
+  const Ctx& c = p.c;
+  const RankTrace& tr = p.tr;
+  const auto& head = p.head;
+  const int64_t gtid = p.gtid;
+  auto corr = [&](size_t i) { return p.corr(i); };
   BatchInsert rt(db, "CUPTI_ACTIVITY_KIND_RUNTIME", {{"start", ":s"}, {"end", ":e"}, {"eventClass", ":c"},
             {"globalTid", std::to_string(gtid)}, {"correlationId", ":k"}, {"nameId", ":n"}, {"returnValue", "0"}});
   const int rs = rt.p(":s"), re = rt.p(":e"), rc = rt.p(":c"), rk = rt.p(":k"), rn = rt.p(":n");
@@ -380,7 +403,16 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
     rt.run();
   }
   rt.flush();
+  rows += rt.rows;
+}
 
+void write_kernels(sqlite3* db, const Proc& p, int64_t& rows) {
+  const Ctx& c = p.c;
+  const RankTrace& tr = p.tr;
+  const auto& head = p.head;
+  const auto& stream_id = p.stream_id;
+  const int64_t dev = p.dev, gpid = p.gpid;
+  auto corr = [&](size_t i) { return p.corr(i); };
   // Per-kernel constants are set only when the kernel changes (bindings persist across rows).
   std::vector<std::pair<std::string, std::string>> kcols = {
       {"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
@@ -414,7 +446,15 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
   }
   k.b.flush();
   kg.b.flush();
+  rows += k.b.rows + kg.b.rows;
+}
 
+void write_copies_and_syncs(sqlite3* db, const Proc& p, int64_t& rows) {
+  const Ctx& c = p.c;
+  const RankTrace& tr = p.tr;
+  const int64_t dev = p.dev, gpid = p.gpid;
+  const std::string& compute_stream = p.compute_stream;
+  auto corr = [&](size_t i) { return p.corr(i); };
   Insert m(db, "CUPTI_ACTIVITY_KIND_MEMCPY",
            {{"start", ":s"}, {"end", ":e"}, {"deviceId", std::to_string(dev)}, {"contextId", "1"},
             {"greenContextId", "0"}, {"streamId", compute_stream}, {"correlationId", ":k"}, {"globalPid", std::to_string(gpid)},
@@ -442,7 +482,16 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
       sy.run();
     }
   }
+  rows += m.rows + sy.rows;
+}
 
+void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
+  const Ctx& c = p.c;
+  const Simulation& sim = c.sim;
+  const Conventions& cv = c.cv;
+  const RankTrace& tr = p.tr;
+  const int rank = p.rank;
+  const int64_t pid = p.pid, gpid = p.gpid, gtid = p.gtid;
   Insert nv(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", ":t"}, {"text", ":x"},
                                 {"globalTid", std::to_string(gtid)}, {"domainId", ":d"}});
   const int ns = nv.p(":s"), ne = nv.p(":e"), nt = nv.p(":t"), nx = nv.p(":x"), nd = nv.p(":d");
@@ -499,7 +548,16 @@ void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
     nv.t(nx, fmt::format("ProfilerStep#{}", it));
     nv.run();
   }
-  rows += rt.rows + k.b.rows + kg.b.rows + m.rows + sy.rows + nv.rows + nb.rows;
+  rows += nv.rows + nb.rows;
+}
+
+// All rows of one rank process; table by table so each table's pages stay together.
+void write_process(sqlite3* db, const Ctx& c, int rank, int64_t& rows) {
+  const Proc p(c, rank);
+  write_runtime(db, p, rows);
+  write_kernels(db, p, rows);
+  write_copies_and_syncs(db, p, rows);
+  write_nvtx(db, p, rows);
 }
 
 }  // namespace

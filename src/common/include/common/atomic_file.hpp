@@ -1,0 +1,37 @@
+// Output files that appear whole or not at all, on one machine: each is written under a
+// temporary name beside its final path, ".NAME.tmp-HOST-PID", and renamed into place when complete.
+// SIGINT, SIGTERM and SIGHUP (what mpirun sends the others when one process dies) remove armed
+// temporaries before the process ends; a temporary left by a SIGKILLed run is removed by the next
+// run writing the same output on that host (its process is gone). src/output_files.hpp agrees on
+// them across processes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace common {
+
+// This machine's name, cut to letters, digits, '-' and '.' ("host" if none).
+std::string host_name();
+// ".NAME.tmp-HOST-PID" beside `path`.
+std::string temp_path(const std::string& path, const std::string& host, int64_t pid);
+// Removes ".NAME.tmp-HOST-PID" files beside `path` whose HOST is this host and whose process no
+// longer exists. Returns how many.
+int remove_stale_temps(const std::string& path);
+// Bytes available to this user on the file system of `path`'s directory (-1: unknown).
+int64_t free_bytes(const std::string& path);
+
+// Until disarm_cleanup(), the signals above remove these paths (at most 2; "" = none).
+void arm_cleanup(const std::vector<std::string>& paths);
+void disarm_cleanup();
+
+// Renames each (temporary, final) pair in order; on the first failure removes the finals already
+// renamed. Returns "" or the failed pair's index and the system's reason.
+struct RenameFailure {
+  size_t index = 0;
+  std::string reason;  // "" when every rename succeeded
+};
+RenameFailure rename_all(const std::vector<std::pair<std::string, std::string>>& temp_to_final);
+
+}  // namespace common

@@ -1,0 +1,105 @@
+// The leaf library: text from untrusted sources, exact statistics, atomic renames, exit statuses.
+#include <gtest/gtest.h>
+
+#include <boost/accumulators/accumulators.hpp>
+#include <boost/accumulators/statistics/stats.hpp>
+#include <boost/accumulators/statistics/variance.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "common/atomic_file.hpp"
+#include "common/errors.hpp"
+#include "common/stats.hpp"
+#include "common/text.hpp"
+
+namespace fs = std::filesystem;
+
+TEST(Text, PrintableEscapesControlsAndBrokenUtf8ButKeepsUtf8) {
+  EXPECT_EQ(common::printable("a\nb\tc\x01"), "a\\nb\\tc\\x01");
+  EXPECT_EQ(common::printable("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(common::printable("\xff" "x"), "\\xffx");
+  EXPECT_EQ(common::printable("\xc2\x85"), "\\u0085");  // C1 NEL
+  const std::string once = common::printable("\x1b[31m\\");
+  EXPECT_EQ(common::printable(once), once);  // idempotent
+}
+
+TEST(Text, Utf8LengthRejectsOverlongSurrogatesAndTruncation) {
+  EXPECT_EQ(common::utf8_length("\xe2\x82\xac", 0), 3u);
+  EXPECT_EQ(common::utf8_length("\xc0\xaf", 0), 0u);      // overlong '/'
+  EXPECT_EQ(common::utf8_length("\xed\xa0\x80", 0), 0u);  // surrogate
+  EXPECT_EQ(common::utf8_length("\xe2\x82", 0), 0u);      // truncated
+  EXPECT_EQ(common::utf8_length("\xf4\x90\x80\x80", 0), 0u);  // beyond U+10FFFF
+}
+
+TEST(Text, ClipCutsBeforeACharacter) {
+  EXPECT_EQ(common::clip("abcdef", 10), "abcdef");
+  EXPECT_EQ(common::clip("abcdefgh", 6), "abc...");
+  EXPECT_EQ(common::clip("ab\xe2\x82\xac" "cdef", 7), "ab...");  // not inside the euro sign
+  EXPECT_EQ(common::clip("abcdef", 2), "..");
+}
+
+TEST(Text, JsonStringIsValidUtf8AndEscaped) {
+  std::string out;
+  common::append_json_string(out, "q\"\\\n\xff\xc3\xa9");
+  EXPECT_EQ(out, "\"q\\\"\\\\\\u000a\\ufffd\xc3\xa9\"");
+}
+
+TEST(Text, AsciiOnlyBoundsAndReplaces) {
+  EXPECT_EQ(common::ascii_only("h\xc3\xa9st\n", 4), "h??s");
+}
+
+TEST(Stats, MedianMadAndQuantiles) {
+  EXPECT_EQ(common::median(std::vector<int>{}), 0);
+  EXPECT_EQ(common::median(std::vector<double>{3, 1, 2}), 2);
+  EXPECT_EQ(common::median(std::vector<double>{4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(common::median(std::vector<int64_t>{INT64_MAX, INT64_MAX - 2}), INT64_MAX - 1);  // no overflow
+  EXPECT_DOUBLE_EQ(common::mad_sigma({1, 2, 3, 4, 100}, 3), common::kMadToSigma * 1);
+  std::vector<int64_t> v{5, 1, 4, 2, 3};
+  EXPECT_EQ(common::nearest_rank_quantile(v, 0.9), 5);
+  EXPECT_EQ(common::interpolated_quantile({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_EQ(common::interpolated_quantile({}, 0.5), 0);
+}
+
+// The summary reproduces Boost.Accumulators' immediate variance bit for bit (it replaced it, and
+// the step-time statistics in the outputs must not move).
+TEST(Stats, DistributionMatchesTheAccumulatorsItReplaced) {
+  namespace acc = boost::accumulators;
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> step(3.0, 0.4);
+  for (int n : {1, 2, 3, 17, 1000}) {
+    std::vector<double> v;
+    acc::accumulator_set<double, acc::stats<acc::tag::mean, acc::tag::variance>> a;
+    for (int i = 0; i < n; ++i) v.push_back(step(rng)), a(v.back());
+    const auto d = common::Distribution::of(v);
+    EXPECT_EQ(d.mean, acc::mean(a)) << n;
+    const double boost_sd = n > 1 ? std::sqrt(acc::variance(a) * double(n) / double(n - 1)) : 0.0;
+    EXPECT_EQ(d.stddev, boost_sd) << n;
+    EXPECT_EQ(d.count, uint64_t(n));
+  }
+}
+
+TEST(AtomicFile, RenameAllTakesBackOnFailure) {
+  const fs::path dir = fs::temp_directory_path() / ("ss-common-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.tmp") << "a";
+  const auto fail = common::rename_all({{(dir / "a.tmp").string(), (dir / "a").string()},
+                                        {(dir / "missing.tmp").string(), (dir / "b").string()}});
+  EXPECT_EQ(fail.index, 1u);
+  EXPECT_FALSE(fail.reason.empty());
+  EXPECT_FALSE(fs::exists(dir / "a"));  // the first was taken back
+  std::ofstream(dir / "c.tmp") << "c";
+  EXPECT_TRUE(common::rename_all({{(dir / "c.tmp").string(), (dir / "c").string()}}).reason.empty());
+  EXPECT_TRUE(fs::exists(dir / "c"));
+  EXPECT_EQ(common::temp_path((dir / "out.h5").string(), "h", 42), (dir / ".out.h5.tmp-h-42").string());
+  fs::remove_all(dir);
+}
+
+TEST(Errors, ExitStatusesInOnePlace) {
+  EXPECT_EQ(common::exit_status_of(common::UsageError("x")), common::ExitStatus::Usage);
+  EXPECT_EQ(common::exit_status_of(common::OutputError("x")), common::ExitStatus::Failed);
+  EXPECT_EQ(common::exit_status_of(std::logic_error("x")), common::ExitStatus::Failed);
+  EXPECT_EQ(common::code(common::ExitStatus::Usage), 2);
+}
