@@ -58,6 +58,90 @@ std::vector<int32_t> graph_heads(const RankTrace& tr, int from_iter) {
   return head;
 }
 
+// The original layout: streams 7/13/17/21/19, pid 1000 + local rank.
+void fixed_conventions(const Simulation& sim, Conventions& cv) {
+  const auto& L = sim.opt.layout;
+  const bool used[kStreamSlots] = {true, L.tp > 1, L.pp > 1, L.dp > 1, L.pp > 2};
+  for (int r = 0; r < sim.world; ++r) {
+    cv.pid[r] = pid_of_rank(sim, r);
+    cv.device[r] = local_rank_of(sim, r);
+    for (int s = 0; s < kStreamSlots; ++s) {  // as before: the stream list follows the layout only
+      cv.stream[r][s] = kStreamIds[s];
+      if (used[s]) cv.created[r].push_back(uint8_t(s));
+    }
+  }
+}
+
+// pids distinct within a file (the launcher too); other files may reuse them.
+void random_pids(const Simulation& sim, Rng& R, Conventions& cv) {
+  const Options& o = sim.opt;
+  const int64_t shared_pid = R.range(20, 300);
+  std::set<int64_t> taken;
+  for (int r = 0; r < sim.world; ++r) {
+    const int local = local_rank_of(sim, r);
+    if (!o.per_host_files || local == 0) taken.clear();
+    int64_t p = shared_pid;
+    if (!cv.same_pid)
+      do p = R.range(1500, 4'000'000); while (taken.count(p));
+    taken.insert(p);
+    cv.pid[r] = p;
+    cv.device[r] = cv.device_zero ? 0 : local;
+    if (o.per_host_files && local == sim.gpus_per_host - 1) {
+      int64_t q;
+      do q = R.range(1200, 4'000'000); while (taken.count(q));
+      cv.launcher_pid[r / sim.gpus_per_host] = q;
+    }
+  }
+}
+
+// Streams: the compute stream is the default stream (7) or one the framework created; NCCL
+// creates a stream per communicator when the process first uses it, so the numbering follows
+// each process's first-use order (a stage-1 rank receives on pp before its first tp all-reduce).
+void random_streams(const Simulation& sim, Rng& R, Conventions& cv) {
+  for (int r = 0; r < sim.world; ++r) {
+    auto& id = cv.stream[r];
+    int next = int(R.range(13, 60));
+    const bool own_compute = R.coin(0.4);
+    id[kCompute] = own_compute ? next : 7;
+    if (own_compute) next += int(R.range(1, 4));
+    cv.created[r].push_back(kCompute);
+    for (const Op& op : sim.ranks[r].ops) {
+      if (op.type != OpType::Coll || id[op.stream] >= 0) continue;
+      id[op.stream] = next;
+      next += int(R.range(1, 4));  // other streams (side streams, NCCL internals) come in between
+      cv.created[r].push_back(op.stream);
+    }
+    cv.corr_base[r] = R.range(1, 5000);
+  }
+}
+
+// CUDA graphs on some ranks from some iteration on (captured after warm-up); at least one rank.
+void random_graphs(const Simulation& sim, Rng& R, Conventions& cv) {
+  const int W = sim.world, last = std::max(0, sim.iterations - 1);
+  for (int r = 0; r < W; ++r)
+    if (R.coin(0.4)) cv.graph_from[r] = int(R.range(std::min(1, last), last));
+  if (std::all_of(cv.graph_from.begin(), cv.graph_from.end(), [](int g) { return g < 0; }))
+    cv.graph_from[R.range(0, W - 1)] = std::min(1, last);
+  for (int r = 0; r < W; ++r) {
+    const auto head = graph_heads(sim.ranks[r], cv.graph_from[r]);
+    for (size_t i = 0; i < head.size(); ++i) cv.graph_launches[r] += head[i] == int32_t(i);
+  }
+}
+
+// Captures start at different moments (nsys launched per rank, or per host); the system clock
+// (uptime) at the capture start is per host.
+void random_capture_starts(const Simulation& sim, Rng& R, Conventions& cv) {
+  const Options& o = sim.opt;
+  std::vector<int64_t> uptime(o.hosts);
+  for (auto& u : uptime) u = R.range(100'000'000'000, 2'000'000'000'000'000);
+  int64_t lead = 0;
+  for (int r = 0; r < sim.world; ++r) {
+    if (!o.per_host_files || local_rank_of(sim, r) == 0) lead = R.range(300'000'000, 3'000'000'000);
+    cv.capture_lead[r] = lead;
+    cv.system_clock_ns[r] = uptime[r / sim.gpus_per_host] - lead;
+  }
+}
+
 Conventions make_conventions(const Simulation& sim) {
   const Options& o = sim.opt;
   const int W = sim.world;
@@ -74,17 +158,8 @@ Conventions make_conventions(const Simulation& sim) {
   cv.system_clock_ns.assign(W, 0);
   cv.launcher_pid.assign(o.hosts, 900);
   for (const Fault& f : o.faults) cv.extra_strings |= f.kind == FaultKind::Crash;
-  const auto& L = o.layout;
-  if (!cv.random) {  // the original layout: streams 7/13/17/21/19, pid 1000 + local rank
-    const bool used[kStreamSlots] = {true, L.tp > 1, L.pp > 1, L.dp > 1, L.pp > 2};
-    for (int r = 0; r < W; ++r) {
-      cv.pid[r] = pid_of_rank(sim, r);
-      cv.device[r] = local_rank_of(sim, r);
-      for (int s = 0; s < kStreamSlots; ++s) {  // as before: the stream list follows the layout only
-        cv.stream[r][s] = kStreamIds[s];
-        if (used[s]) cv.created[r].push_back(uint8_t(s));
-      }
-    }
+  if (!cv.random) {
+    fixed_conventions(sim, cv);
     return cv;
   }
   cv.extra_strings = true;
@@ -93,62 +168,10 @@ Conventions make_conventions(const Simulation& sim) {
   cv.same_pid = !o.per_host_files && R.coin(0.3);
   cv.iteration_markers = R.coin();
   cv.system_clock_start = !o.schema30;
-  const int64_t shared_pid = R.range(20, 300);
-  // pids distinct within a file (the launcher too); other files may reuse them.
-  std::set<int64_t> taken;
-  for (int r = 0; r < W; ++r) {
-    const int local = local_rank_of(sim, r);
-    if (!o.per_host_files || local == 0) taken.clear();
-    int64_t p = shared_pid;
-    if (!cv.same_pid)
-      do p = R.range(1500, 4'000'000); while (taken.count(p));
-    taken.insert(p);
-    cv.pid[r] = p;
-    cv.device[r] = cv.device_zero ? 0 : local;
-    if (o.per_host_files && local == sim.gpus_per_host - 1) {
-      int64_t q;
-      do q = R.range(1200, 4'000'000); while (taken.count(q));
-      cv.launcher_pid[r / sim.gpus_per_host] = q;
-    }
-  }
-  // Streams: the compute stream is the default stream (7) or one the framework created; NCCL
-  // creates a stream per communicator when the process first uses it, so the numbering follows
-  // each process's first-use order (a stage-1 rank receives on pp before its first tp all-reduce).
-  for (int r = 0; r < W; ++r) {
-    auto& id = cv.stream[r];
-    int next = int(R.range(13, 60));
-    const bool own_compute = R.coin(0.4);
-    id[kCompute] = own_compute ? next : 7;
-    if (own_compute) next += int(R.range(1, 4));
-    cv.created[r].push_back(kCompute);
-    for (const Op& op : sim.ranks[r].ops) {
-      if (op.type != OpType::Coll || id[op.stream] >= 0) continue;
-      id[op.stream] = next;
-      next += int(R.range(1, 4));  // other streams (side streams, NCCL internals) come in between
-      cv.created[r].push_back(op.stream);
-    }
-    cv.corr_base[r] = R.range(1, 5000);
-  }
-  // CUDA graphs on some ranks from some iteration on (captured after warm-up); at least one rank.
-  const int last = std::max(0, sim.iterations - 1);
-  for (int r = 0; r < W; ++r)
-    if (R.coin(0.4)) cv.graph_from[r] = int(R.range(std::min(1, last), last));
-  if (std::all_of(cv.graph_from.begin(), cv.graph_from.end(), [](int g) { return g < 0; }))
-    cv.graph_from[R.range(0, W - 1)] = std::min(1, last);
-  for (int r = 0; r < W; ++r) {
-    const auto head = graph_heads(sim.ranks[r], cv.graph_from[r]);
-    for (size_t i = 0; i < head.size(); ++i) cv.graph_launches[r] += head[i] == int32_t(i);
-  }
-  // Captures start at different moments (nsys launched per rank, or per host); the system clock
-  // (uptime) at the capture start is per host.
-  std::vector<int64_t> uptime(o.hosts);
-  for (auto& u : uptime) u = R.range(100'000'000'000, 2'000'000'000'000'000);
-  int64_t lead = 0;
-  for (int r = 0; r < W; ++r) {
-    if (!o.per_host_files || local_rank_of(sim, r) == 0) lead = R.range(300'000'000, 3'000'000'000);
-    cv.capture_lead[r] = lead;
-    cv.system_clock_ns[r] = uptime[r / sim.gpus_per_host] - lead;
-  }
+  random_pids(sim, R, cv);
+  random_streams(sim, R, cv);
+  random_graphs(sim, R, cv);
+  random_capture_starts(sim, R, cv);
   return cv;
 }
 

@@ -33,11 +33,21 @@ static void shuffle_files(const std::string& dir, uint64_t seed) {
   }
 }
 
-int main(int argc, char** argv) {
-  sim::Options o;
+namespace {
+
+// Option values that are not sim::Options fields as given.
+struct Cli {
   std::string layout = "2x2x8", schema = "3.25", conventions = "fixed";
   uint64_t conventions_seed = 0;
   std::vector<std::string> faults;
+};
+
+po::options_description describe(sim::Options& o, Cli& cli) {
+  auto& layout = cli.layout;
+  auto& schema = cli.schema;
+  auto& conventions = cli.conventions;
+  auto& conventions_seed = cli.conventions_seed;
+  auto& faults = cli.faults;
   po::options_description desc(
       "Usage: straggler-sim OUT_DIR [options]\n"
       "Faults: slow_gpu:RANK:FROM_ITER:FACTOR  host_delay:RANK:FROM_ITER:MS  extra_work:RANK:FROM_ITER:FACTOR\n"
@@ -70,6 +80,41 @@ int main(int argc, char** argv) {
       ("target-kernels", po::value(&o.target_kernels)->default_value(0), "choose iterations for ~K kernels per rank")
       ("threads", po::value(&o.threads)->default_value(0), "writer threads (0 = all cores)")
       ("shuffle-rows", "then rewrite every table in a random row order (seeded by --seed)");
+  return desc;
+}
+
+// The parsed options into o (throws std::invalid_argument on bad combinations).
+void apply(const po::variables_map& vm, const Cli& cli, sim::Options& o) {
+  if (vm.count("per-host-files") && vm.count("per-rank-files"))
+    throw std::invalid_argument("--per-host-files and --per-rank-files exclude each other");
+  if (vm.count("no-nccl-domain-create") && vm.count("nccl-domain-create"))
+    throw std::invalid_argument("--no-nccl-domain-create and --nccl-domain-create exclude each other");
+  o.per_host_files = vm.count("per-host-files") > 0;
+  o.nccl_domain_create = !vm.count("no-nccl-domain-create");
+  if (cli.conventions != "fixed" && cli.conventions != "random") throw std::invalid_argument("--conventions must be fixed or random");
+  o.random_conventions = cli.conventions == "random";
+  if (vm.count("conventions-seed")) o.conventions_seed = cli.conventions_seed;
+  o.pinned.hosts = !vm["hosts"].defaulted();
+  o.pinned.schema = !vm["schema"].defaulted();
+  o.pinned.files = vm.count("per-host-files") || vm.count("per-rank-files");
+  o.pinned.domain_create = vm.count("no-nccl-domain-create") || vm.count("nccl-domain-create");
+  if (vm.count("p2p-streams")) {
+    const auto v = vm["p2p-streams"].as<std::string>();
+    if (v != "link" && v != "group") throw std::invalid_argument("--p2p-streams must be link or group");
+    o.p2p_one_stream = v == "group", o.pinned.p2p_streams = true;
+  }
+  o.layout = topology::ParallelLayout::parse(cli.layout);
+  if (cli.schema == "3.0" || cli.schema == "3.0.0") o.schema30 = true;
+  else if (cli.schema != "3.25" && cli.schema != "3.25.0") throw std::invalid_argument("--schema must be 3.25 or 3.0");
+  for (const auto& f : cli.faults) o.faults.push_back(sim::parse_fault(f));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sim::Options o;
+  Cli cli;
+  const po::options_description desc = describe(o, cli);
   po::options_description hidden;
   hidden.add_options()("out", po::value(&o.out_dir), "output folder");
   po::options_description all;
@@ -84,28 +129,7 @@ int main(int argc, char** argv) {
       std::cout << desc << "\n";
       return vm.count("help") ? 0 : 2;
     }
-    if (vm.count("per-host-files") && vm.count("per-rank-files"))
-      throw std::invalid_argument("--per-host-files and --per-rank-files exclude each other");
-    if (vm.count("no-nccl-domain-create") && vm.count("nccl-domain-create"))
-      throw std::invalid_argument("--no-nccl-domain-create and --nccl-domain-create exclude each other");
-    o.per_host_files = vm.count("per-host-files") > 0;
-    o.nccl_domain_create = !vm.count("no-nccl-domain-create");
-    if (conventions != "fixed" && conventions != "random") throw std::invalid_argument("--conventions must be fixed or random");
-    o.random_conventions = conventions == "random";
-    if (vm.count("conventions-seed")) o.conventions_seed = conventions_seed;
-    o.pinned.hosts = !vm["hosts"].defaulted();
-    o.pinned.schema = !vm["schema"].defaulted();
-    o.pinned.files = vm.count("per-host-files") || vm.count("per-rank-files");
-    o.pinned.domain_create = vm.count("no-nccl-domain-create") || vm.count("nccl-domain-create");
-    if (vm.count("p2p-streams")) {
-      const auto v = vm["p2p-streams"].as<std::string>();
-      if (v != "link" && v != "group") throw std::invalid_argument("--p2p-streams must be link or group");
-      o.p2p_one_stream = v == "group", o.pinned.p2p_streams = true;
-    }
-    o.layout = topology::ParallelLayout::parse(layout);
-    if (schema == "3.0" || schema == "3.0.0") o.schema30 = true;
-    else if (schema != "3.25" && schema != "3.25.0") throw std::invalid_argument("--schema must be 3.25 or 3.0");
-    for (const auto& f : faults) o.faults.push_back(sim::parse_fault(f));
+    apply(vm, cli, o);
     const sim::RunStats s = sim::generate(o);
     if (vm.count("shuffle-rows")) shuffle_files(o.out_dir, o.seed);
     fmt::print(stderr, "straggler-sim: {} files, {} ranks x {} iterations, {} kernels, {} rows; simulate {:.2f} s, write {:.2f} s\n",

@@ -300,6 +300,153 @@ int64_t kernels_per_iteration(const Options& opt) {
   return n;
 }
 
+// A collective op on rank r: arrives (once), and completes when its last member has arrived.
+// Returns false while blocked; then the last arriver puts the others back on `ready`.
+bool step_collective(const Ctx& c, const Options& opt, int r, RankState& s, Op& op, std::vector<std::vector<Inst>>& inst,
+                     std::vector<int>& ready) {
+  Inst& in = inst[op.key][op.seq];
+  const CollKey& key = c.keys[op.key];
+  if (!s.arrived) {
+    const int64_t cost = op.cpu_end, gap = op.start;
+    op.cpu_start = s.cpu;
+    op.cpu_end = s.cpu + cost;
+    s.cpu = op.cpu_end + gap;
+    op.start = std::max({coll_launch_end(op) + 3 * kUs, s.sf[op.stream], s.last_compute});
+    s.arrived = true;
+    in.max_arrival = std::max(in.max_arrival, op.start);
+    if (++in.arrived == int(key.members.size())) {
+      const double j = 1.0 + 0.5 * opt.jitter *
+                                 std::clamp(2.0 * unit_from_hash(hash4(opt.seed, op.key, op.seq, 1)) - 1.0, -1.0, 1.0);
+      in.end_base = in.max_arrival + int64_t(key.transfer_ns * j);
+      in.done = true;
+      for (int m : key.members)
+        if (m != r) ready.push_back(m);
+    }
+  }
+  if (!in.done) return false;  // blocked
+  op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
+  s.sf[op.stream] = op.end;
+  if (op.stream == kDpStream) s.dp_done = std::max(s.dp_done, op.end);
+  else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
+  s.arrived = false;
+  return true;
+}
+
+// Any other op: its times follow from the host cursor and the streams it waits on.
+void step_local(RankState& s, RankTrace& tr, Op& op) {
+  const int64_t cost = op.cpu_end, gap = op.start, dur = op.end;
+  switch (op.type) {
+    case OpType::IterBegin:
+      s.iter_begin = s.cpu;
+      s.cpu += cost;  // host stall (dataloader): the GPU runs dry
+      op.cpu_start = s.iter_begin;
+      op.cpu_end = s.cpu;
+      op.start = op.end = 0;
+      s.dp_done = 0;
+      break;
+    case OpType::H2D:
+    case OpType::D2H:
+    case OpType::Compute:
+      op.cpu_start = s.cpu;
+      op.cpu_end = s.cpu + cost;
+      s.cpu = op.cpu_end + gap;
+      if (op.waits_dp) s.compute_dep = std::max(s.compute_dep, s.dp_done);
+      op.start = std::max({op.cpu_end + (op.type == OpType::Compute ? 3 * kUs : 2 * kUs), s.sf[kCompute],
+                           op.type == OpType::Compute ? s.compute_dep : 0});
+      op.end = op.start + std::max<int64_t>(dur, 1000);
+      s.sf[kCompute] = op.end;
+      if (op.type == OpType::Compute) s.last_compute = op.end;
+      break;
+    case OpType::Sync: {
+      op.cpu_start = s.cpu;
+      const int64_t busy = *std::max_element(std::begin(s.sf), std::end(s.sf));
+      op.cpu_end = std::max(s.cpu + 1500, busy) + 2 * kUs;
+      op.start = op.cpu_start;
+      op.end = op.cpu_end;
+      s.cpu = op.cpu_end + gap;
+      tr.iter_cpu.push_back({s.iter_begin, op.cpu_end + 10 * kUs});
+      break;
+    }
+    case OpType::Coll: break;
+  }
+}
+
+// Discrete events: run each rank until it blocks in a collective not all members reached yet;
+// the last arriver completes it and wakes the others. Timing depends only on the data flow.
+std::vector<RankState> run_events(const Ctx& c, const Options& opt, Simulation& sim, std::vector<std::vector<Inst>>& inst) {
+  std::vector<RankState> st(c.world);
+  std::vector<int> ready;
+  for (int r = c.world - 1; r >= 0; --r) ready.push_back(r);
+  while (!ready.empty()) {
+    const int r = ready.back();
+    ready.pop_back();
+    RankState& s = st[r];
+    RankTrace& tr = sim.ranks[r];
+    while (s.cursor < tr.ops.size()) {
+      Op& op = tr.ops[s.cursor];
+      if (op.type == OpType::Coll) {
+        if (!step_collective(c, opt, r, s, op, inst, ready)) break;
+      } else {
+        step_local(s, tr, op);
+      }
+      ++s.cursor;
+    }
+  }
+  return st;
+}
+
+// Hang: ranks that could not finish end their profile before the collective they wait in.
+void end_blocked_ranks(Ctx& c, const Options& opt, Simulation& sim, const std::vector<RankState>& st,
+                       const std::vector<std::vector<Inst>>& inst) {
+  bool any_hang = false, any_crash = false;
+  for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang || f.kind == FaultKind::Crash;
+  for (int r = 0; r < c.world; ++r)
+    if (crashed(opt, r) && st[r].cursor == sim.ranks[r].ops.size())  // not blocked before it died
+      sim.ranks[r].crashed_at = st[r].cpu, any_crash = true;
+  for (int r = 0; r < c.world; ++r) {
+    RankTrace& tr = sim.ranks[r];
+    if (st[r].cursor < tr.ops.size()) {
+      if (!any_hang) throw std::logic_error("straggler-sim: schedule deadlock (bug)");
+      const bool launched = tr.ops[st[r].cursor].type == OpType::Coll && st[r].arrived;
+      tr.ops.resize(st[r].cursor + (launched ? 1 : 0));
+      if (launched) tr.ops.back().pending = true;
+    }
+    tr.iterations_written = int(tr.iter_cpu.size());
+  }
+  for (size_t k = 0; k < c.keys.size(); ++k)
+    for (const Inst& in : inst[k]) c.comms[c.keys[k].comm].ops += in.done;
+  if (any_crash) crash_desync(sim, c);
+}
+
+// The truth of a hang: on each communicator of the hung rank, the op it never issued.
+void record_hang_desyncs(const Ctx& c, const Options& opt, const std::vector<std::vector<int32_t>>& seq, Simulation& sim) {
+  for (const Fault& f : opt.faults) {
+    if (f.kind != FaultKind::Hang) continue;
+    for (const CommInfo& ci : c.comms) {
+      if (std::find(ci.ranks.begin(), ci.ranks.end(), f.rank) == ci.ranks.end()) continue;
+      int64_t n = 0;  // the hung rank's own issue count on this communicator (pp: its p2p ops)
+      for (size_t k = 0; k < c.keys.size(); ++k)
+        if (c.comms[c.keys[k].comm].name == ci.name) n += seq[f.rank][k];
+      Desync d;
+      d.comm = ci.name, d.seq = n, d.missing = {f.rank};
+      sim.desync.push_back(std::move(d));
+    }
+  }
+}
+
+void host_clocks(const Options& opt, Simulation& sim) {
+  Rng clock(hash4(opt.seed, 0xC10C, 0, 0));
+  for (int h = 0; h < opt.hosts; ++h) {
+    const double e = clock.uniform(-opt.clock_offset_ms, opt.clock_offset_ms);
+    sim.host_offset_ns.push_back(h == 0 ? 0 : int64_t(std::llround(e * 1e6)));
+  }
+  Rng rate(hash4(opt.seed, 0xD21F, 0, 0));  // its own stream: offsets stay as without drift
+  for (int h = 0; h < opt.hosts; ++h) {
+    const double d = rate.uniform(-opt.clock_drift_ppm, opt.clock_drift_ppm);
+    sim.host_drift_ppm.push_back(h == 0 ? 0.0 : d);
+  }
+}
+
 Simulation simulate(const Options& opt) {
   Simulation sim;
   sim.opt = opt;
@@ -323,130 +470,10 @@ Simulation simulate(const Options& opt) {
     for (int m : c.keys[k].members) n = std::max(n, seq[m][k]);
     inst[k].resize(n);
   }
-
-  // Discrete events: run each rank until it blocks in a collective not all members reached yet;
-  // the last arriver completes it and wakes the others. Timing depends only on the data flow.
-  std::vector<RankState> st(c.world);
-  std::vector<int> ready;
-  for (int r = c.world - 1; r >= 0; --r) ready.push_back(r);
-  while (!ready.empty()) {
-    const int r = ready.back();
-    ready.pop_back();
-    RankState& s = st[r];
-    RankTrace& tr = sim.ranks[r];
-    while (s.cursor < tr.ops.size()) {
-      Op& op = tr.ops[s.cursor];
-      if (op.type == OpType::Coll) {
-        Inst& in = inst[op.key][op.seq];
-        const CollKey& key = c.keys[op.key];
-        if (!s.arrived) {
-          const int64_t cost = op.cpu_end, gap = op.start;
-          op.cpu_start = s.cpu;
-          op.cpu_end = s.cpu + cost;
-          s.cpu = op.cpu_end + gap;
-          op.start = std::max({coll_launch_end(op) + 3 * kUs, s.sf[op.stream], s.last_compute});
-          s.arrived = true;
-          in.max_arrival = std::max(in.max_arrival, op.start);
-          if (++in.arrived == int(key.members.size())) {
-            const double j = 1.0 + 0.5 * opt.jitter *
-                                       std::clamp(2.0 * unit_from_hash(hash4(opt.seed, op.key, op.seq, 1)) - 1.0, -1.0, 1.0);
-            in.end_base = in.max_arrival + int64_t(key.transfer_ns * j);
-            in.done = true;
-            for (int m : key.members)
-              if (m != r) ready.push_back(m);
-          }
-        }
-        if (!in.done) break;  // blocked
-        op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
-        s.sf[op.stream] = op.end;
-        if (op.stream == kDpStream) s.dp_done = std::max(s.dp_done, op.end);
-        else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
-        s.arrived = false;
-        ++s.cursor;
-        continue;
-      }
-      const int64_t cost = op.cpu_end, gap = op.start, dur = op.end;
-      switch (op.type) {
-        case OpType::IterBegin:
-          s.iter_begin = s.cpu;
-          s.cpu += cost;  // host stall (dataloader): the GPU runs dry
-          op.cpu_start = s.iter_begin;
-          op.cpu_end = s.cpu;
-          op.start = op.end = 0;
-          s.dp_done = 0;
-          break;
-        case OpType::H2D:
-        case OpType::D2H:
-        case OpType::Compute:
-          op.cpu_start = s.cpu;
-          op.cpu_end = s.cpu + cost;
-          s.cpu = op.cpu_end + gap;
-          if (op.waits_dp) s.compute_dep = std::max(s.compute_dep, s.dp_done);
-          op.start = std::max({op.cpu_end + (op.type == OpType::Compute ? 3 * kUs : 2 * kUs), s.sf[kCompute],
-                               op.type == OpType::Compute ? s.compute_dep : 0});
-          op.end = op.start + std::max<int64_t>(dur, 1000);
-          s.sf[kCompute] = op.end;
-          if (op.type == OpType::Compute) s.last_compute = op.end;
-          break;
-        case OpType::Sync: {
-          op.cpu_start = s.cpu;
-          const int64_t busy = *std::max_element(std::begin(s.sf), std::end(s.sf));
-          op.cpu_end = std::max(s.cpu + 1500, busy) + 2 * kUs;
-          op.start = op.cpu_start;
-          op.end = op.cpu_end;
-          s.cpu = op.cpu_end + gap;
-          tr.iter_cpu.push_back({s.iter_begin, op.cpu_end + 10 * kUs});
-          break;
-        }
-        case OpType::Coll: break;
-      }
-      ++s.cursor;
-    }
-  }
-
-  // Hang: ranks that could not finish end their profile before the collective they wait in.
-  bool any_hang = false, any_crash = false;
-  for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang || f.kind == FaultKind::Crash;
-  for (int r = 0; r < c.world; ++r)
-    if (crashed(opt, r) && st[r].cursor == sim.ranks[r].ops.size())  // not blocked before it died
-      sim.ranks[r].crashed_at = st[r].cpu, any_crash = true;
-  for (int r = 0; r < c.world; ++r) {
-    RankTrace& tr = sim.ranks[r];
-    if (st[r].cursor < tr.ops.size()) {
-      if (!any_hang) throw std::logic_error("straggler-sim: schedule deadlock (bug)");
-      const bool launched = tr.ops[st[r].cursor].type == OpType::Coll && st[r].arrived;
-      tr.ops.resize(st[r].cursor + (launched ? 1 : 0));
-      if (launched) tr.ops.back().pending = true;
-    }
-    tr.iterations_written = int(tr.iter_cpu.size());
-  }
-  for (size_t k = 0; k < c.keys.size(); ++k)
-    for (const Inst& in : inst[k]) c.comms[c.keys[k].comm].ops += in.done;
-
-  if (any_crash) crash_desync(sim, c);
-  for (const Fault& f : opt.faults) {
-    if (f.kind != FaultKind::Hang) continue;
-    for (const CommInfo& ci : c.comms) {
-      if (std::find(ci.ranks.begin(), ci.ranks.end(), f.rank) == ci.ranks.end()) continue;
-      int64_t n = 0;  // the hung rank's own issue count on this communicator (pp: its p2p ops)
-      for (size_t k = 0; k < c.keys.size(); ++k)
-        if (c.comms[c.keys[k].comm].name == ci.name) n += seq[f.rank][k];
-      Desync d;
-      d.comm = ci.name, d.seq = n, d.missing = {f.rank};
-      sim.desync.push_back(std::move(d));
-    }
-  }
-
-  Rng clock(hash4(opt.seed, 0xC10C, 0, 0));
-  for (int h = 0; h < opt.hosts; ++h) {
-    const double e = clock.uniform(-opt.clock_offset_ms, opt.clock_offset_ms);
-    sim.host_offset_ns.push_back(h == 0 ? 0 : int64_t(std::llround(e * 1e6)));
-  }
-  Rng rate(hash4(opt.seed, 0xD21F, 0, 0));  // its own stream: offsets stay as without drift
-  for (int h = 0; h < opt.hosts; ++h) {
-    const double d = rate.uniform(-opt.clock_drift_ppm, opt.clock_drift_ppm);
-    sim.host_drift_ppm.push_back(h == 0 ? 0.0 : d);
-  }
+  const std::vector<RankState> st = run_events(c, opt, sim, inst);
+  end_blocked_ranks(c, opt, sim, st, inst);
+  record_hang_desyncs(c, opt, seq, sim);
+  host_clocks(opt, sim);
   sim.comms = std::move(c.comms);
   sim.keys = std::move(c.keys);
   return sim;

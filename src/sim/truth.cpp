@@ -90,10 +90,9 @@ std::vector<std::vector<int>> observable_slow_links(const Simulation& sim) {
   return out;
 }
 
-}  // namespace
-
-std::string truth_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
-                       const std::vector<RankCounts>& counts) {
+// What was generated: layout, files, hosts, communicators, per-rank counts.
+std::string run_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
+                     const std::vector<RankCounts>& counts) {
   const Options& o = sim.opt;
   std::string j;
   auto out = [&j](std::string_view f, const auto&... a) { j += fmt::vformat(f, fmt::make_format_args(a...)); };
@@ -129,7 +128,14 @@ std::string truth_json(const Simulation& sim, const Conventions& cv, const std::
         r + 1 < sim.world ? "," : "");
   }
   out(" ],\n");
-  if (cv.random) j += conventions_json(sim, cv, files);
+  return j;
+}
+
+// The planted faults and what an analyser must find.
+std::string expected_json(const Simulation& sim) {
+  const Options& o = sim.opt;
+  std::string j;
+  auto out = [&j](std::string_view f, const auto&... a) { j += fmt::vformat(f, fmt::make_format_args(a...)); };
   out(" \"faults\": [");
   for (size_t i = 0; i < o.faults.size(); ++i) out("{}{}", i ? ", " : "", fault_json(o.faults[i]));
   out("],\n \"expected\": {{\"stragglers\": [");
@@ -179,6 +185,13 @@ std::string truth_json(const Simulation& sim, const Conventions& cv, const std::
   "pipeline": {{"bottleneck_stage": {}, "causes": ["stage_imbalance"]}})", f.stage);
   out("}}}}\n");
   return j;
+}
+
+}  // namespace
+
+std::string truth_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
+                       const std::vector<RankCounts>& counts) {
+  return run_json(sim, cv, files, counts) + (cv.random ? conventions_json(sim, cv, files) : "") + expected_json(sim);
 }
 
 }  // namespace sim
