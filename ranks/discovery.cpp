@@ -12,53 +12,6 @@
 namespace ranks {
 namespace fs = std::filesystem;
 
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((b(i + k) & 0xc0) != 0x80) return 0;
-  if (n == 2 && c < 0xc2) return 0;                       // overlong
-  if (n == 3 && c == 0xe0 && b(i + 1) < 0xa0) return 0;   // overlong
-  if (n == 3 && c == 0xed && b(i + 1) >= 0xa0) return 0;  // surrogate
-  if (n == 4 && (c > 0xf4 || (c == 0xf0 && b(i + 1) < 0x90) || (c == 0xf4 && b(i + 1) >= 0x90))) return 0;
-  return n;
-}
-
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  char hex[8];
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // C1 control (U+0080..U+009F), e.g. NEL
-      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(text[++i]));
-      out += hex;
-    } else if (c >= 0x80) {
-      if (const size_t n = utf8_length(text, i); n == 0) {
-        std::snprintf(hex, sizeof hex, "\\x%02x", c);
-        out += hex;
-      } else {
-        out.append(text.substr(i, n)), i += n - 1;
-      }
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
-
 namespace {
 
 std::optional<int> capture_int(const std::string& text, const std::regex& re) {

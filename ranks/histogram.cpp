@@ -1,14 +1,6 @@
 #include "ranks/histogram.hpp"
 
 #include <algorithm>
-#include <boost/accumulators/accumulators.hpp>
-#include <boost/accumulators/statistics/count.hpp>
-#include <boost/accumulators/statistics/max.hpp>
-#include <boost/accumulators/statistics/mean.hpp>
-#include <boost/accumulators/statistics/min.hpp>
-#include <boost/accumulators/statistics/stats.hpp>
-#include <boost/accumulators/statistics/sum.hpp>
-#include <boost/accumulators/statistics/variance.hpp>
 #include <cmath>
 
 namespace ranks {
@@ -55,31 +47,6 @@ double LogHistogram::quantile(double q) const {
     }
   }
   return double(e[kBins - 1]);
-}
-
-Distribution Distribution::of(std::vector<double> v) {
-  namespace acc = boost::accumulators;
-  Distribution d;
-  if (v.empty()) return d;
-  acc::accumulator_set<double, acc::stats<acc::tag::count, acc::tag::sum, acc::tag::min, acc::tag::max,
-                                          acc::tag::mean, acc::tag::variance>>
-      a;
-  for (double x : v) a(x);
-  d.count = acc::count(a);
-  d.sum = acc::sum(a);
-  d.min = acc::min(a);
-  d.max = acc::max(a);
-  d.mean = acc::mean(a);
-  d.stddev = v.size() > 1 ? std::sqrt(acc::variance(a) * double(v.size()) / double(v.size() - 1)) : 0.0;
-  std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    double pos = p * double(v.size() - 1);
-    size_t lo = size_t(pos);
-    size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
-  };
-  d.p50 = q(0.5), d.p90 = q(0.9), d.p99 = q(0.99);
-  return d;
 }
 
 }  // namespace ranks

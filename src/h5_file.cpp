@@ -1,21 +1,13 @@
 #include "h5_file.hpp"
 
+#include "common/text.hpp"
+
 #include <algorithm>
 #include <cstring>
 
 namespace straggler::h5 {
 
-std::string clip_string(const std::string& value, size_t max_bytes) {
-  if (value.size() <= max_bytes) return value;
-  static constexpr char kMark[] = "...";
-  const size_t mark = sizeof(kMark) - 1;
-  if (max_bytes <= mark) return std::string(kMark, max_bytes);
-  size_t cut = max_bytes - mark;
-  // Back off over continuation bytes (10xxxxxx), at most 3 (a UTF-8 character has at most 4 bytes;
-  // longer runs are not UTF-8 anyway): the cut then falls before a character's lead byte.
-  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80; ++i) --cut;
-  return value.substr(0, cut) + kMark;
-}
+std::string clip_string(const std::string& value, size_t max_bytes) { return common::clip(value, max_bytes); }
 
 File::File(Transport& t, const std::string& path) : t_(t) {
   hid_t fapl = check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");

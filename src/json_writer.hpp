@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ranks/discovery.hpp"
+#include "common/text.hpp"
 
 namespace straggler {
 
@@ -61,31 +61,8 @@ class JsonWriter {
       first_.back() = false;
     }
   }
-  // JSON must be UTF-8: untrusted text (an SQLite error quoting a damaged schema, a path) may not
-  // be; each byte that starts no valid sequence becomes U+FFFD.
-  void quote(const std::string& s) {
-    out_ += '"';
-    for (size_t i = 0; i < s.size();) {
-      const unsigned char c = static_cast<unsigned char>(s[i]);
-      const size_t n = ranks::utf8_length(s, i);
-      if (n == 0) {
-        out_ += "\\ufffd";
-        ++i;
-      } else if (n > 1) {
-        out_.append(s, i, n);
-        i += n;
-      } else {
-        if (c == '"' || c == '\\') out_ += '\\', out_ += char(c);
-        else if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out_ += buf;
-        } else out_ += char(c);
-        ++i;
-      }
-    }
-    out_ += '"';
-  }
+  // Untrusted text (an SQLite error quoting a damaged schema, a path) becomes valid JSON UTF-8.
+  void quote(const std::string& s) { common::append_json_string(out_, s); }
   std::string out_;
   std::vector<bool> first_;
   bool after_key_ = false;

@@ -7,29 +7,30 @@
 
 #include "driver.hpp"
 #include "hdf5_writer.hpp"
-#include "ranks/discovery.hpp"
+#include "common/errors.hpp"
 #include "transport.hpp"
 
 namespace {
 
-// Exit status of one analysis; a failure of one process only is the caller's to handle.
+// Exit status of one analysis (common/errors.hpp maps errors to statuses); a failure of one
+// process only is the caller's to handle.
 int analyse(straggler::Transport& t, const straggler::Options& opt, bool* internal_error) {
   try {
     return straggler::run_analysis(t, opt);
-  } catch (const ranks::UsageError& e) {
+  } catch (const common::UsageError& e) {
     // Raised identically on every process (arguments, or broadcast from process 0).
     if (t.root()) std::cerr << "straggler-scan: " << e.what() << "\n";
-    return 2;
-  } catch (const straggler::OutputError& e) {
+    return common::code(common::exit_status_of(e));
+  } catch (const common::OutputError& e) {
     // Raised on every process together: nothing is left waiting.
     if (t.root()) std::cerr << "straggler-scan: " << e.what() << "\n";
-    return 1;
+    return common::code(common::exit_status_of(e));
   } catch (const std::exception& e) {
     std::cerr << "straggler-scan: internal error";
     if (t.size() > 1) std::cerr << " on process " << t.rank();
     std::cerr << ": " << e.what() << "\n";
     *internal_error = true;
-    return 1;
+    return common::code(common::exit_status_of(e));
   }
 }
 
@@ -40,9 +41,9 @@ int main(int argc, char** argv) {
   straggler::Options opt;
   try {
     if (!straggler::parse_options(argc, argv, opt, quiet_here)) return 0;  // --help, --version
-  } catch (const ranks::UsageError& e) {
+  } catch (const common::UsageError& e) {
     if (!quiet_here) std::cerr << "straggler-scan: " << e.what() << "\n";
-    return 2;
+    return common::code(common::exit_status_of(e));
   }
   if (!straggler::started_by_mpi_launcher()) {
     bool internal = false;

@@ -1,22 +1,19 @@
-// The run's output files (HDF5, summary JSON) appear whole or not at all. Each is written under a
-// temporary name beside its final path, ".NAME.tmp-HOST-PID", and all are renamed into place only
-// when every one of them is complete. A failure removes them; SIGINT, SIGTERM and SIGHUP (what
-// mpirun sends the others when one process dies) remove them before the process ends; a
-// temporary file left by a SIGKILLed run is removed by the next run writing the same output on
-// that host (its process is gone).
+// The run's output files (HDF5, summary JSON) appear whole or not at all, whatever the number of
+// processes: they agree on process 0's temporary names (common/atomic_file.hpp: naming, signal
+// clean-up, stale temporaries of dead runs), and all are renamed into place only when every one of
+// them is complete on every process. A failure removes them.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.hpp"
+#include "common/errors.hpp"
 #include "transport.hpp"
 
 namespace straggler {
 
-// A failed write, raised on every process alike (so callers may return instead of aborting).
-struct OutputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using common::OutputError;  // a failed write, raised on every process alike
 
 class OutputFiles {
  public:
@@ -42,12 +39,9 @@ class OutputFiles {
   bool done_ = false;
 };
 
-// ".NAME.tmp-HOST-PID" beside `path` (HOST cut to letters, digits, '-' and '.').
-std::string temp_path(const std::string& path, const std::string& host, int64_t pid);
-// Removes ".NAME.tmp-HOST-PID" files beside `path` whose HOST is this host and whose process no
-// longer exists. Returns how many.
-int remove_stale_temps(const std::string& path);
-// Bytes available to this user on the file system of `path`'s directory (-1: unknown).
-int64_t free_bytes(const std::string& path);
+// The file-system half lives in common/atomic_file.hpp.
+using common::free_bytes;
+using common::remove_stale_temps;
+using common::temp_path;
 
 }  // namespace straggler

@@ -18,22 +18,16 @@
 #include <string_view>
 #include <vector>
 
+#include "common/errors.hpp"
+#include "common/text.hpp"
+
 namespace ranks {
 
-// Unusable arguments (no profile found, bad rank map, bad pattern): exit status 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// `text` with control characters escaped (C0 and DEL as \n, \r, \t or \xNN; C1 as \u00NN) and
-// bytes that are not UTF-8 as \xNN, so a path, name or SQLite error quoting a damaged file never
-// breaks a one-line message or a UTF-8 output. Every path or
-// name printed in an error or the report goes through it; idempotent (backslashes are kept).
-std::string printable(std::string_view text);
-// Length (1-4) of the valid UTF-8 sequence starting at text[i], or 0 when there is none (a stray
-// continuation byte, a truncated, overlong or surrogate sequence, beyond U+10FFFF).
-size_t utf8_length(std::string_view text, size_t i);
+// Errors and text of the leaf library (common/): UsageError exits with status 2; every path or
+// name printed goes through printable().
+using common::printable;
+using common::UsageError;
+using common::utf8_length;
 
 struct ProfileFile {
   std::string path;

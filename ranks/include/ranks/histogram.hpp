@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/stats.hpp"
+
 namespace ranks {
 
 class LogHistogram {
@@ -28,24 +30,8 @@ class LogHistogram {
   std::array<uint64_t, kBins> counts{};
 };
 
-// Exact summary of a sample (quantiles by linear interpolation between order statistics, as
-// numpy's default); count/sum/min/max/mean/stddev via Boost.Accumulators.
-struct Distribution {
-  uint64_t count = 0;
-  double sum = 0, min = 0, max = 0, mean = 0, stddev = 0, p50 = 0, p90 = 0, p99 = 0;
-  static Distribution of(std::vector<double> values);
-};
-
-// Median of a sample (mean of the two middle values for an even count; 0 when empty).
-template <class T>
-T median(std::vector<T> v) {
-  if (v.empty()) return T{};
-  const size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + long(m), v.end());
-  if (v.size() % 2) return v[m];
-  const T lo = *std::max_element(v.begin(), v.begin() + long(m));
-  if constexpr (std::is_integral_v<T>) return T((__int128(lo) + v[m]) / 2);  // the sum may pass int64
-  else return T((lo + v[m]) / 2);
-}
+// Exact sample statistics live in the leaf library (common/stats.hpp).
+using common::Distribution;
+using common::median;
 
 }  // namespace ranks
