@@ -10,19 +10,28 @@
 #include <set>
 #include <tuple>
 
+#include "common/stats.hpp"
 #include "ranks/changepoint.hpp"
-#include "ranks/histogram.hpp"
 
 namespace collectives {
+
+const char* cause_name(Cause c) {
+  switch (c) {
+    case Cause::None: return "";
+    case Cause::SlowGpu: return "slow_gpu";
+    case Cause::ExtraWork: return "extra_work";
+    case Cause::SlowLink: return "slow_link";
+    case Cause::HostDelay: return "host_delay";
+    case Cause::Unknown: break;
+  }
+  return "unknown";
+}
+
 namespace {
 
-using ranks::median;
+using common::median;
 
-double mad(const std::vector<double>& v, double med) {
-  std::vector<double> d;
-  for (double x : v) d.push_back(std::abs(x - med));
-  return 1.4826 * median(d);
-}
+double mad(const std::vector<double>& v, double med) { return common::mad_sigma(v, med); }
 
 // Mean over iterations [from, to) of a per-iteration series (skipping the warm-up, index 0).
 double mean_from(const std::vector<double>& v, size_t from, size_t to) {
@@ -42,28 +51,29 @@ double slow_level(const std::vector<double>& v, size_t from, size_t to) {
   return median(std::vector<double>(positive.begin() + long(positive.size() / 2), positive.end()));
 }
 
-size_t onset_index(const std::vector<double>& blame) {
+size_t onset_index(const std::vector<double>& blame, const VerdictOptions& opt) {
   const double level = slow_level(blame, 1, blame.size());
   if (level <= 0) return SIZE_MAX;
+  const double half = opt.onset_level * level;
   for (size_t i = 1; i + 1 < blame.size(); ++i)
-    if (blame[i] >= 0.5 * level && blame[i + 1] >= 0.5 * level) return i;
-  return blame.size() >= 2 && blame.back() >= 0.5 * level ? blame.size() - 1 : SIZE_MAX;
+    if (blame[i] >= half && blame[i + 1] >= half) return i;
+  return blame.size() >= 2 && blame.back() >= half ? blame.size() - 1 : SIZE_MAX;
 }
 
 // The onset of a rank's excess that is judged over [from, to): its level there, traced back to the
 // first iteration from which it (nearly) always stays at half that level. A window that opens at a
 // later fault's change point must not move an earlier onset of this rank to it.
-size_t onset_before(const std::vector<double>& excess, size_t from, size_t to) {
+size_t onset_before(const std::vector<double>& excess, size_t from, size_t to, const VerdictOptions& opt) {
   std::vector<double> in(excess.begin(), excess.begin() + long(to));
   std::fill(in.begin(), in.begin() + long(std::min(from, to)), 0.0);
-  const size_t in_window = onset_index(in);
+  const size_t in_window = onset_index(in, opt);
   if (in_window == SIZE_MAX) return SIZE_MAX;
-  const double half = 0.5 * slow_level(excess, from, to);
+  const double half = opt.onset_level * slow_level(excess, from, to);
   for (size_t i = 1; i + 1 < in_window; ++i) {
     if (excess[i] < half || excess[i + 1] < half) continue;
     size_t high = 0;
     for (size_t j = i; j < to; ++j) high += excess[j] >= half;
-    if (high * 4 >= (to - i) * 3) return i;
+    if (double(high) >= opt.onset_stay * double(to - i)) return i;
   }
   return in_window;
 }
@@ -80,8 +90,18 @@ double per_kernel_ns(const RankEvidence& r, const std::string& name, size_t from
   return -1;
 }
 
-std::string cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& peers, size_t from, size_t to,
-                     double link_ratio, double extra_transfer_ms, double excess_ms_per_it, std::string& evidence) {
+// What it is judged on beside its kernels (see cause_of).
+struct CauseInput {
+  size_t from = 0, to = 0;  // iteration indexes
+  double link_ratio = 0;    // its slowest communicator against its like
+  double extra_transfer_ms = 0, excess_ms_per_it = 0;
+};
+
+Cause cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& peers, const CauseInput& in,
+               const VerdictOptions& opt, std::string& evidence) {
+  const size_t from = in.from, to = in.to;
+  const double link_ratio = in.link_ratio, extra_transfer_ms = in.extra_transfer_ms,
+               excess_ms_per_it = in.excess_ms_per_it;
   // Same kernels slower?
   double weight = 0, log_ratio = 0;
   for (size_t n = 0; n < r.top_names.size(); ++n) {
@@ -104,35 +124,36 @@ std::string cause_of(const RankEvidence& r, const std::vector<const RankEvidence
   const double kr = median(pk) > 0 ? mean_from(r.kernels, from, to) / median(pk) : 1.0;
   const double cr = median(pc) > 0 ? mean_from(r.compute_ms, from, to) / median(pc) : 1.0;
   const double extra_idle_ms = mean_from(r.idle_ms, from, to) - median(pi);
-  if (speed >= 1.08) {
+  if (speed >= opt.slow_gpu_ratio) {
     evidence = fmt::format("the same compute kernels run {:.2f}x longer than on peers of its role", speed);
-    return "slow_gpu";
+    return Cause::SlowGpu;
   }
-  if (kr >= 1.08 || cr >= 1.08) {
+  if (kr >= opt.extra_work_ratio || cr >= opt.extra_work_ratio) {
     evidence = fmt::format("{:.2f}x the compute kernels and {:.2f}x the compute time per iteration of its peers, "
                            "at normal kernel speed ({:.2f}x)", kr, cr, speed);
-    return "extra_work";
+    return Cause::ExtraWork;
   }
   // Its own transfers, not its arrival: the excess is time moving data over a slow communicator.
-  if (link_ratio >= 1.5 && excess_ms_per_it > 0 && extra_transfer_ms >= 0.5 * excess_ms_per_it) {
+  if (link_ratio >= opt.slow_link_ratio && excess_ms_per_it > 0 &&
+      extra_transfer_ms >= opt.slow_link_transfer * excess_ms_per_it) {
     evidence = fmt::format("its transfers take {:.2f} ms more per iteration than its peers' and its communicators "
                            "transfer up to {:.2f}x slower than their like (kernels at normal speed, {:.2f}x)",
                            extra_transfer_ms, link_ratio, speed);
-    return "slow_link";
+    return Cause::SlowLink;
   }
-  if (excess_ms_per_it > 0 && extra_idle_ms >= 0.5 * excess_ms_per_it) {
+  if (excess_ms_per_it > 0 && extra_idle_ms >= opt.host_delay_idle * excess_ms_per_it) {
     evidence = fmt::format("GPU idle {:.2f} ms more per iteration than peers before arriving late "
                            "(kernels at normal speed, {:.2f}x)", extra_idle_ms, speed);
-    return "host_delay";
+    return Cause::HostDelay;
   }
   evidence = fmt::format("late, with normal kernel speed ({:.2f}x), work ({:.2f}x) and idle time", speed, kr);
-  return "unknown";
+  return Cause::Unknown;
 }
 
 // Slow communicators: compared only with their like (same family, or every two-member SendRecv
 // link for pipeline p2p, and the same number of hosts: NVLink inside a host is not a slow NIC).
-void find_slow_links(const std::vector<CommEvidence>& comms, Verdict& v, std::map<int, double>& rank_link_ratio,
-                     std::map<int, std::set<std::string>>& rank_slow_comms) {
+void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOptions& opt, Verdict& v,
+                     std::map<int, double>& rank_link_ratio, std::map<int, std::set<std::string>>& rank_slow_comms) {
   std::map<std::pair<uint64_t, size_t>, std::vector<const CommEvidence*>> groups;
   for (const auto& c : comms) {
     const bool p2p = c.type == CollectiveType::SendRecv && c.ranks.size() == 2;
@@ -152,11 +173,11 @@ void find_slow_links(const std::vector<CommEvidence>& comms, Verdict& v, std::ma
       const double ratio = base > 0 ? c->median_transfer_ns / base : 1.0;
       for (int r : c->ranks) {
         rank_link_ratio[r] = std::max(rank_link_ratio[r], ratio);
-        if (ratio >= 1.5) rank_slow_comms[r].insert(c->name);
+        if (ratio >= opt.slow_link_ratio) rank_slow_comms[r].insert(c->name);
       }
-      if (ratio >= 1.5) slow.push_back(c), ratios.push_back(ratio);
+      if (ratio >= opt.slow_link_ratio) slow.push_back(c), ratios.push_back(ratio);
     }
-    if (slow.empty() || slow.size() * 2 > members.size()) continue;  // half slow is the norm, not a link
+    if (slow.empty() || double(slow.size()) > opt.slow_link_max_share * double(members.size())) continue;  // half slow is the norm, not a link
     // The hosts every slow communicator spans (else those most of them span): a ring is as slow as
     // its slowest hop, so a link is only narrowed down as far as the communicators allow.
     std::map<std::string, size_t> seen;
@@ -235,43 +256,65 @@ void explain_change_points(Verdict& v) {
   }
 }
 
-Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms,
-               size_t clean_iterations) {
-  Verdict v;
-  v.score.assign(ranks.size(), 0);
-  v.cause.assign(ranks.size(), "");
 
-  // Job step time per iteration. Ranks are compared only over the iterations every rank has
-  // (a capture that ends early or a hung rank leaves the others' later iterations unmatched).
+namespace {
+
+// What decide works on: the job's step time, the ranks by role, their excess own time per
+// iteration over the iterations every rank has, and the best stretch each rank qualifies on.
+struct Run {
+  Run(const std::vector<RankEvidence>& r, const VerdictOptions& o, Verdict& verdict) : ranks(r), opt(o), v(verdict) {}
+  const std::vector<RankEvidence>& ranks;
+  const VerdictOptions& opt;
+  Verdict& v;
+  size_t common = 0;  // iteration indexes [0, common): every rank has them, before any desync
+  std::map<int, std::vector<size_t>> roles;             // role -> indexes into ranks
+  std::vector<std::vector<double>> excess, prefix;      // [rank][iteration] ms; prefix sums of excess
+  std::map<Window, std::vector<double>> judged;         // z per rank (ranks' change points often coincide)
+  std::map<size_t, std::vector<double>> shifted;        // change index -> own-shift z per rank
+  std::vector<double> best_z;
+  std::vector<Window> best_w;                           // {0, 0}: qualifies nowhere
+
+  double run_ms(Window w) const {
+    double t = 0;
+    for (size_t i = std::max<size_t>(w.from, 1); i < w.to; ++i) t += v.job_step_ms[i];
+    return t;
+  }
+  double total_of(size_t i, Window w) const { return prefix[i][w.to] - prefix[i][w.from]; }
+  const std::vector<double>& judge(Window w);
+  const std::vector<double>& judge_shift(size_t at);
+  bool qualifies(size_t i, Window w, double z, bool own_shift) const;
+  void consider(size_t i, Window w, double z, bool own_shift = false) {
+    if (qualifies(i, w, z, own_shift) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
+  }
+};
+
+// Job step time per iteration (median over ranks); returns the number of iterations every rank
+// has (a capture that ends early or a hung rank leaves the others' later iterations unmatched),
+// cut at the first desync.
+size_t job_step_times(const std::vector<RankEvidence>& ranks, size_t clean_iterations, Verdict& v) {
   size_t iters = 0, common = SIZE_MAX;
   for (const auto& r : ranks) {
     iters = std::max(iters, r.step_ms.size());
     if (!r.step_ms.empty()) common = std::min(common, r.step_ms.size());
   }
   if (common == SIZE_MAX) common = 0;
-  common = std::min(common, clean_iterations);
   for (size_t i = 0; i < iters; ++i) {
     std::vector<double> s;
     for (const auto& r : ranks)
       if (i < r.step_ms.size()) s.push_back(r.step_ms[i]);
     v.job_step_ms.push_back(median(s));
   }
-  auto run_ms = [&](Window w) {
-    double t = 0;
-    for (size_t i = std::max<size_t>(w.from, 1); i < w.to; ++i) t += v.job_step_ms[i];
-    return t;
-  };
+  return std::min(common, clean_iterations);
+}
 
-  std::map<int, double> rank_link_ratio;
-  std::map<int, std::set<std::string>> rank_slow_comms;
-  find_slow_links(comms, v, rank_link_ratio, rank_slow_comms);
-
-  // Excess own time per rank and iteration, against the role's median.
-  std::map<int, std::vector<size_t>> roles;
-  for (size_t i = 0; i < ranks.size(); ++i) roles[ranks[i].role].push_back(i);
-  std::vector<std::vector<double>> excess(ranks.size(), std::vector<double>(common, 0.0));
-  for (const auto& [role, idx] : roles)
-    for (size_t it = 1; it < common; ++it) {
+// Excess own time (step - waits) per rank and iteration against its role's median, and its
+// prefix sums.
+void excess_own_time(Run& run) {
+  const auto& ranks = run.ranks;
+  for (size_t i = 0; i < ranks.size(); ++i) run.roles[ranks[i].role].push_back(i);
+  run.excess.assign(ranks.size(), std::vector<double>(run.common, 0.0));
+  for (const auto& [role, idx] : run.roles)
+    for (size_t it = 1; it < run.common; ++it) {
       std::vector<double> own(idx.size(), 0.0);
       for (size_t k = 0; k < idx.size(); ++k) {
         const auto& r = ranks[idx[k]];
@@ -279,160 +322,203 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
         own[k] = it < r.step_ms.size() ? r.step_ms[it] - wait : 0;
       }
       const double med = median(own);
-      for (size_t k = 0; k < idx.size(); ++k) excess[idx[k]][it] = own[k] - med;
+      for (size_t k = 0; k < idx.size(); ++k) run.excess[idx[k]][it] = own[k] - med;
     }
-
-  // Change points of the job step time (warm-up excluded, common iterations only).
-  std::vector<Window> windows;  // empty without a steady iteration every rank has (e.g. an early hang)
-  if (common > 1) {
-    windows.push_back({1, common});
-    std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.begin() + long(common));
-    for (const auto& cp : ranks::change_points(steady)) {
-      JobChangePoint j;
-      const size_t at = cp.index + 1;
-      windows.push_back({at, common}), windows.push_back({1, at});
-      j.before_ms = cp.before, j.after_ms = cp.after;
-      for (size_t i = 0; i < ranks.size(); ++i) {
-        const auto& r = ranks[i];
-        j.iteration = number(r, at);
-        std::vector<double> before(excess[i].begin() + 1, excess[i].begin() + long(at)),
-            after(excess[i].begin() + long(at), excess[i].end());
-        if (std::abs(median(after) - median(before)) >= 0.5 * std::abs(cp.after - cp.before))
-          j.culprit_ranks.push_back(r.rank);
-      }
-      v.change_points.push_back(std::move(j));
-    }
-  }
-
-  // Robust z of every rank's summed excess over a window: against its role's median, scaled by the
-  // role's MAD (roles of 3 or more) or by the MAD of all ranks' residuals pooled (a role of two
-  // cannot tell which of its pair is off), floored at 0.25% of the window's run time.
-  std::vector<std::vector<double>> prefix(ranks.size());  // prefix sums of excess
+  run.prefix.resize(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
-    prefix[i].assign(common + 1, 0.0);
-    for (size_t it = 0; it < common; ++it) prefix[i][it + 1] = prefix[i][it] + excess[i][it];
+    run.prefix[i].assign(run.common + 1, 0.0);
+    for (size_t it = 0; it < run.common; ++it) run.prefix[i][it + 1] = run.prefix[i][it] + run.excess[i][it];
   }
-  auto total_of = [&](size_t i, Window w) { return prefix[i][w.to] - prefix[i][w.from]; };
-  std::map<Window, std::vector<double>> judged;  // ranks' change points often coincide
-  auto judge = [&](Window w) -> const std::vector<double>& {
-    auto [hit, fresh] = judged.try_emplace(w);
-    if (!fresh) return hit->second;
-    std::vector<double>& z = hit->second;
-    z.assign(ranks.size(), 0.0);
-    std::vector<double> residual(ranks.size(), 0.0), role_spread(ranks.size(), 0.0);
-    for (const auto& [role, idx] : roles) {
-      std::vector<double> total;
-      for (size_t i : idx) total.push_back(total_of(i, w));
-      const double med = median(total);
-      const double m = idx.size() >= 3 ? mad(total, med) : -1;
-      for (size_t k = 0; k < idx.size(); ++k) residual[idx[k]] = total[k] - med, role_spread[idx[k]] = m;
-    }
-    const double pooled = mad(residual, 0.0), floor = 0.0025 * run_ms(w);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const double spread = std::max(role_spread[i] >= 0 ? role_spread[i] : pooled, floor);
-      z[i] = spread > 0 ? residual[i] / spread : 0;
-    }
-    return z;
-  };
-  // A straggler holds its peers back (blame). A rank whose own change is overwhelming (z >= 8 on
-  // its own baseline, 2% of the run) qualifies without: a slower rank may hide it (peers wait for
-  // that one), and it becomes the straggler as soon as the slower one is fixed.
-  auto qualifies = [&](size_t i, Window w, double z, bool own_shift = false) {
-    const double run = run_ms(w);
-    double blame = 0;
-    for (size_t it = w.from; it < w.to && it < ranks[i].blame_by_iteration.size(); ++it)
-      blame += ranks[i].blame_by_iteration[it] / 1e6;
-    if (own_shift && z >= 8 && total_of(i, w) >= 0.02 * run) return true;
-    return z >= 6 && total_of(i, w) >= 0.01 * run && blame >= 0.01 * run;
-  };
-  // Job-wide windows for everyone; each rank also gets the stretches around the change points of
-  // its own excess (a small or late slowdown of one rank moves no job-wide median).
-  std::vector<double> best_z(ranks.size(), -1e300);
-  std::vector<Window> best_w(ranks.size(), Window{0, 0});
-  auto consider = [&](size_t i, Window w, double z, bool own_shift = false) {
-    if (qualifies(i, w, z, own_shift) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
-  };
-  for (size_t w = 0; w < windows.size(); ++w) {
-    const auto& z = judge(windows[w]);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      if (w == 0) v.score[i] = z[i];
-      consider(i, windows[w], z[i]);
-    }
-  }
-  // Around a rank's own change point, also its change against its own baseline: how much its
-  // excess per iteration moved from before to after, against the same move of its role's peers.
-  // Constant per-rank offsets (a rank that always runs 2 ms long) cancel out here, while summed
-  // over a window they would widen the peers' spread and hide a real onset.
-  std::map<size_t, std::vector<double>> shifted;  // change index -> z per rank
-  auto judge_shift = [&](size_t at) -> const std::vector<double>& {
-    auto [hit, fresh] = shifted.try_emplace(at);
-    if (!fresh) return hit->second;
-    std::vector<double>& z = hit->second;
-    z.assign(ranks.size(), 0.0);
-    std::vector<double> delta(ranks.size(), 0.0);
-    for (size_t i = 0; i < ranks.size(); ++i)
-      delta[i] = (total_of(i, {at, common}) / double(common - at)) - (total_of(i, {1, at}) / double(at - 1));
-    const double floor = 0.005 * run_ms({1, common}) / double(common - 1);
-    for (const auto& [role, idx] : roles) {
-      if (idx.size() < 3) continue;  // a pair cannot tell which of the two moved
-      std::vector<double> d;
-      for (size_t k : idx) d.push_back(delta[k]);
-      const double med = median(d), spread = std::max(mad(d, med), floor);
-      for (size_t k : idx) z[k] = (delta[k] - med) / spread;
-    }
-    return z;
-  };
-  if (common > 1)
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      std::vector<double> steady(excess[i].begin() + 1, excess[i].end());
-      for (const auto& cp : ranks::change_points(steady)) {
-        const size_t at = cp.index + 1;
-        for (Window w : {Window{at, common}, Window{1, at}}) consider(i, w, judge(w)[i]);
-        if (at >= 3 && common - at >= 2) consider(i, Window{at, common}, judge_shift(at)[i], true);
-      }
-    }
+}
 
+// Change points of the job step time (warm-up excluded, common iterations only) with their
+// culprits; returns the windows to judge every rank on: the whole steady run, then the stretches
+// after and before each change. Empty without a steady iteration every rank has (an early hang).
+std::vector<Window> job_change_points(Run& run) {
+  std::vector<Window> windows;
+  const size_t common = run.common;
+  if (common <= 1) return windows;
+  auto& v = run.v;
+  windows.push_back({1, common});
+  std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.begin() + long(common));
+  for (const auto& cp : ranks::change_points(steady)) {
+    JobChangePoint j;
+    const size_t at = cp.index + 1;
+    windows.push_back({at, common}), windows.push_back({1, at});
+    j.before_ms = cp.before, j.after_ms = cp.after;
+    for (size_t i = 0; i < run.ranks.size(); ++i) {
+      const auto& r = run.ranks[i];
+      const auto& e = run.excess[i];
+      j.iteration = number(r, at);
+      std::vector<double> before(e.begin() + 1, e.begin() + long(at)), after(e.begin() + long(at), e.end());
+      if (std::abs(median(after) - median(before)) >= run.opt.culprit_shift * std::abs(cp.after - cp.before))
+        j.culprit_ranks.push_back(r.rank);
+    }
+    v.change_points.push_back(std::move(j));
+  }
+  return windows;
+}
+
+// Robust z of every rank's summed excess over a window: against its role's median, scaled by the
+// role's MAD (roles of 3 or more) or by the MAD of all ranks' residuals pooled (a role of two
+// cannot tell which of its pair is off), floored at a share of the window's run time.
+const std::vector<double>& Run::judge(Window w) {
+  auto [hit, fresh] = judged.try_emplace(w);
+  if (!fresh) return hit->second;
+  std::vector<double>& z = hit->second;
+  z.assign(ranks.size(), 0.0);
+  std::vector<double> residual(ranks.size(), 0.0), role_spread(ranks.size(), 0.0);
   for (const auto& [role, idx] : roles) {
+    std::vector<double> total;
+    for (size_t i : idx) total.push_back(total_of(i, w));
+    const double med = median(total);
+    const double m = idx.size() >= 3 ? mad(total, med) : -1;
+    for (size_t k = 0; k < idx.size(); ++k) residual[idx[k]] = total[k] - med, role_spread[idx[k]] = m;
+  }
+  const double pooled = mad(residual, 0.0), floor = opt.spread_floor * run_ms(w);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const double spread = std::max(role_spread[i] >= 0 ? role_spread[i] : pooled, floor);
+    z[i] = spread > 0 ? residual[i] / spread : 0;
+  }
+  return z;
+}
+
+// Around a rank's own change point, its change against its own baseline: how much its excess per
+// iteration moved from before to after, against the same move of its role's peers. Constant
+// per-rank offsets (a rank that always runs 2 ms long) cancel out here, while summed over a window
+// they would widen the peers' spread and hide a real onset.
+const std::vector<double>& Run::judge_shift(size_t at) {
+  auto [hit, fresh] = shifted.try_emplace(at);
+  if (!fresh) return hit->second;
+  std::vector<double>& z = hit->second;
+  z.assign(ranks.size(), 0.0);
+  std::vector<double> delta(ranks.size(), 0.0);
+  for (size_t i = 0; i < ranks.size(); ++i)
+    delta[i] = (total_of(i, {at, common}) / double(common - at)) - (total_of(i, {1, at}) / double(at - 1));
+  const double floor = opt.shift_spread_floor * run_ms({1, common}) / double(common - 1);
+  for (const auto& [role, idx] : roles) {
+    if (idx.size() < 3) continue;  // a pair cannot tell which of the two moved
+    std::vector<double> d;
+    for (size_t k : idx) d.push_back(delta[k]);
+    const double med = median(d), spread = std::max(mad(d, med), floor);
+    for (size_t k : idx) z[k] = (delta[k] - med) / spread;
+  }
+  return z;
+}
+
+// A straggler holds its peers back (blame). A rank whose own change is overwhelming (own-shift z
+// on its own baseline) qualifies without: a slower rank may hide it (peers wait for that one), and
+// it becomes the straggler as soon as the slower one is fixed.
+bool Run::qualifies(size_t i, Window w, double z, bool own_shift) const {
+  const double run = run_ms(w);
+  double blame = 0;
+  for (size_t it = w.from; it < w.to && it < ranks[i].blame_by_iteration.size(); ++it)
+    blame += ranks[i].blame_by_iteration[it] / 1e6;
+  if (own_shift && z >= opt.own_shift_z && total_of(i, w) >= opt.own_shift_excess * run) return true;
+  return z >= opt.outlier_z && total_of(i, w) >= opt.min_excess * run && blame >= opt.min_blame * run;
+}
+
+// Job-wide windows for everyone (the first, the whole steady run, gives the score); each rank also
+// gets the stretches around the change points of its own excess (a small or late slowdown of one
+// rank moves no job-wide median).
+void choose_windows(Run& run, const std::vector<Window>& windows) {
+  const size_t n = run.ranks.size();
+  run.best_z.assign(n, -1e300), run.best_w.assign(n, Window{0, 0});
+  for (size_t w = 0; w < windows.size(); ++w) {
+    const auto& z = run.judge(windows[w]);
+    for (size_t i = 0; i < n; ++i) {
+      if (w == 0) run.v.score[i] = z[i];
+      run.consider(i, windows[w], z[i]);
+    }
+  }
+  if (run.common <= 1) return;
+  const size_t common = run.common;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<double> steady(run.excess[i].begin() + 1, run.excess[i].end());
+    for (const auto& cp : ranks::change_points(steady)) {
+      const size_t at = cp.index + 1;
+      for (Window w : {Window{at, common}, Window{1, at}}) run.consider(i, w, run.judge(w)[i]);
+      if (at >= 3 && common - at >= 2) run.consider(i, Window{at, common}, run.judge_shift(at)[i], true);
+    }
+  }
+}
+
+// Slow communicators per rank, from find_slow_links.
+struct LinkFindings {
+  std::map<int, double> ratio;                     // rank -> its slowest communicator against its like
+  std::map<int, std::set<std::string>> slow_comms;  // rank -> its slow communicators
+};
+
+// The straggler row of rank i, qualified over run.best_w[i]: since when and why.
+Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidence*>& peers,
+                         double median_transfer_ns, LinkFindings& links) {
+  const auto& r = run.ranks[i];
+  const Window win = run.best_w[i];
+  const bool whole = win.from == 1 && win.to == run.common;
+  Straggler s;
+  s.rank = r.rank, s.host = r.host;
+  s.blame_ms = r.blame_ns / 1e6, s.hold_ms = r.hold_ns / 1e6;
+  s.excess_ms = run.total_of(i, win);
+  s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
+  s.score = run.best_z[i];
+  const size_t on = onset_before(run.excess[i], win.from, win.to, run.opt);
+  const size_t from = on == SIZE_MAX ? win.from : on;
+  if (on != SIZE_MAX) s.onset_iteration = number(r, on);
+  std::vector<const RankEvidence*> others;
+  for (const auto* p : peers)
+    if (p != &r) others.push_back(p);
+  CauseInput in;
+  in.from = from, in.to = win.to, in.link_ratio = links.ratio[r.rank];
+  // Transfer time beyond its role's median, per iteration of its profile.
+  in.extra_transfer_ms = (r.transfer_ns - median_transfer_ns) / 1e6 / double(std::max<size_t>(r.step_ms.size(), 1));
+  in.excess_ms_per_it = s.excess_ms / double(std::max<size_t>(win.to - std::max<size_t>(from, 1), 1));
+  s.cause = cause_of(r, others, in, run.opt, s.evidence);
+  s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
+                           "{:.0f}% of its collectives; ",
+                           s.excess_ms,
+                           whole ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),
+                           s.blame_ms, 100 * s.late_fraction) +
+               s.evidence;
+  return s;
+}
+
+// Every rank that qualified somewhere, by role, unless a slow link already explains it.
+void name_stragglers(Run& run, LinkFindings& links) {
+  auto& v = run.v;
+  for (const auto& [role, idx] : run.roles) {
     std::vector<const RankEvidence*> peers;
-    for (size_t i : idx) peers.push_back(&ranks[i]);
+    for (size_t i : idx) peers.push_back(&run.ranks[i]);
     std::vector<double> transfers;
     for (const auto* p : peers) transfers.push_back(p->transfer_ns);
     const double median_transfer_ns = median(transfers);
     for (size_t i : idx) {
-      if (best_w[i].to == 0) continue;
-      const auto& r = ranks[i];
-      const Window win = best_w[i];
-      const bool whole = win.from == 1 && win.to == common;
-      Straggler s;
-      s.rank = r.rank, s.host = r.host;
-      s.blame_ms = r.blame_ns / 1e6, s.hold_ms = r.hold_ns / 1e6;
-      s.excess_ms = total_of(i, win);
-      s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
-      s.score = best_z[i];
+      if (run.best_w[i].to == 0) continue;
+      Straggler s = make_straggler(run, i, peers, median_transfer_ns, links);
       v.score[i] = std::max(v.score[i], s.score);
-      const size_t on = onset_before(excess[i], win.from, win.to);
-      const size_t from = on == SIZE_MAX ? win.from : on;
-      if (on != SIZE_MAX) s.onset_iteration = number(r, on);
-      std::vector<const RankEvidence*> others;
-      for (const auto* p : peers)
-        if (p != &r) others.push_back(p);
-      // Transfer time beyond its role's median, per iteration of its profile.
-      const double extra_transfer_ms =
-          (r.transfer_ns - median_transfer_ns) / 1e6 / double(std::max<size_t>(r.step_ms.size(), 1));
-      const double excess_per_it = s.excess_ms / double(std::max<size_t>(win.to - std::max<size_t>(from, 1), 1));
-      s.cause = cause_of(r, others, from, win.to, rank_link_ratio[r.rank], extra_transfer_ms, excess_per_it, s.evidence);
-      s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
-                               "{:.0f}% of its collectives; ",
-                               s.excess_ms, whole ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),
-                               s.blame_ms, 100 * s.late_fraction) +
-                   s.evidence;
       // Its transfers are slow only on communicators already named in slow_links: the link is the
       // finding, not the rank (the contract's "transfers slow for reasons no single rank explains").
-      if (s.cause == "slow_link" && explained_by_slow_links(v.slow_links, rank_slow_comms[r.rank])) continue;
+      if (s.cause == Cause::SlowLink && explained_by_slow_links(v.slow_links, links.slow_comms[s.rank])) continue;
       v.cause[i] = s.cause;
       v.stragglers.push_back(std::move(s));
     }
   }
+}
+
+}  // namespace
+
+Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms,
+               size_t clean_iterations, const VerdictOptions& opt) {
+  Verdict v;
+  v.score.assign(ranks.size(), 0);
+  v.cause.assign(ranks.size(), Cause::None);
+  Run run(ranks, opt, v);
+  run.common = job_step_times(ranks, clean_iterations, v);
+  LinkFindings links;
+  find_slow_links(comms, opt, v, links.ratio, links.slow_comms);
+  excess_own_time(run);
+  const std::vector<Window> windows = job_change_points(run);
+  choose_windows(run, windows);
+  name_stragglers(run, links);
   std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
   explain_change_points(v);
   return v;

@@ -284,7 +284,7 @@ void write_cross(File& f, const CrossRankResults& x) {
   f.group("/stragglers");
   f.replicated("/stragglers/rank", col(S, [](auto& s) { return int32_t(s.rank); }));
   f.replicated_strings("/stragglers/host", col(S, [](auto& s) { return s.host; }));
-  f.replicated_strings("/stragglers/cause", col(S, [](auto& s) { return s.cause; }));
+  f.replicated_strings("/stragglers/cause", col(S, [](auto& s) { return std::string(collectives::cause_name(s.cause)); }));
   f.replicated_strings("/stragglers/evidence", col(S, [](auto& s) { return s.evidence; }));
   f.replicated("/stragglers/blame_ms", col(S, [](auto& s) { return s.blame_ms; }), "ms");
   f.replicated("/stragglers/hold_ms", col(S, [](auto& s) { return s.hold_ms; }), "ms");

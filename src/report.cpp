@@ -121,7 +121,7 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
   os << fmt::format(" ({}, {}; {:.1f} MB exchanged between processes)\n", plural(x.comms.size(), "communicator"),
                     plural(size_t(x.clock.ops), "matched collective"), double(x.bytes_exchanged_total) / 1e6);
   for (const auto& s : v.stragglers)
-    os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, printable(s.host), s.cause,
+    os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, printable(s.host), collectives::cause_name(s.cause),
                       s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
   for (const auto& l : v.slow_links) {
     std::string hosts;

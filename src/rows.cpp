@@ -96,7 +96,7 @@ void apply_cross_rank(RunResults& res, const CrossRankResults& x) {
     row.clock_aligned = x.clocks.aligned[r];
     if (auto it = at.find(row.rank); it != at.end()) {
       row.straggler_score = x.verdict.score[it->second];
-      row.cause = x.verdict.cause[it->second];
+      row.cause = collectives::cause_name(x.verdict.cause[it->second]);
     }
   }
 }

@@ -61,7 +61,7 @@ std::string summary_json(const RunSummaryInput& in) {
   j.key("stragglers").begin_array();
   if (x)
     for (const auto& st : x->verdict.stragglers) {
-      j.begin_object().key("rank").value(st.rank).key("host").value(st.host).key("cause").value(st.cause);
+      j.begin_object().key("rank").value(st.rank).key("host").value(st.host).key("cause").value(collectives::cause_name(st.cause));
       j.key("blame_ms").value(st.blame_ms).key("late_fraction").value(st.late_fraction).key("onset_iteration");
       st.onset_iteration >= 0 ? j.value(st.onset_iteration) : j.null();
       j.key("evidence").value(st.evidence).key("hold_ms").value(st.hold_ms).key("excess_ms").value(st.excess_ms).key("score").value(st.score);

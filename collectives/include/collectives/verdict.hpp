@@ -19,7 +19,7 @@
 //   a straggler.
 // Since when. onset = first iteration from which its excess stays (two consecutive iterations)
 //   above half of its median over its slow iterations.
-// Why (over iterations from the onset on, against role peers' medians):
+// Why (over iterations from the onset on, against role peers' medians; the Cause enum):
 //   slow_gpu    the same kernels (its top kernels by time, matched by name) take >= 1.08x longer;
 //   extra_work  else, >= 1.08x the compute kernels or compute time per iteration;
 //   slow_link   else, its transfers (end - last arrival) exceed its peers' by >= half its excess and
@@ -48,6 +48,32 @@
 
 namespace collectives {
 
+// Why a rank is a straggler. Strings only at the edges: cause_name() gives the public names of
+// docs/summary-contract.md ("" for None).
+enum class Cause : uint8_t { None, SlowGpu, ExtraWork, SlowLink, HostDelay, Unknown };
+const char* cause_name(Cause c);
+
+// Every threshold named above, with today's values (shares are of the judged stretch's run time
+// unless said otherwise).
+struct VerdictOptions {
+  double outlier_z = 6;              // robust z of summed excess within the role
+  double spread_floor = 0.0025;      // the MAD is floored at this share of the run time
+  double min_excess = 0.01;          // it matters: excess >= this share of the run time
+  double min_blame = 0.01;           // ... and blame >= this share
+  double own_shift_z = 8;            // a change against its own baseline qualifies without blame
+  double own_shift_excess = 0.02;    // ... when its excess is >= this share
+  double shift_spread_floor = 0.005;  // own-shift MAD floor: share of the mean job step time
+  double onset_level = 0.5;          // onset: excess above this share of its slow level ...
+  double onset_stay = 0.75;          // ... and staying there for this share of the later iterations
+  double slow_gpu_ratio = 1.08;      // same kernels this much longer
+  double extra_work_ratio = 1.08;    // this many more compute kernels or compute time
+  double slow_link_transfer = 0.5;   // slow_link: extra transfer time >= this share of its excess
+  double host_delay_idle = 0.5;      // host_delay: extra GPU idle >= this share of its excess
+  double slow_link_ratio = 1.5;      // a communicator this much slower than its like's lower quartile
+  double slow_link_max_share = 0.5;  // ... when at most this share of its like is that slow
+  double culprit_shift = 0.5;        // change-point culprits: excess moved by this share of the shift
+};
+
 struct RankEvidence {
   int rank = -1;
   std::string host;
@@ -75,7 +101,8 @@ struct CommEvidence {
 
 struct Straggler {
   int rank = -1;
-  std::string host, cause, evidence;
+  std::string host, evidence;
+  Cause cause = Cause::None;
   double blame_ms = 0, hold_ms = 0, late_fraction = 0, score = 0, excess_ms = 0;
   int64_t onset_iteration = -1;  // iteration number; -1 when unknown
 };
@@ -98,12 +125,12 @@ struct Verdict {
   std::vector<SlowLink> slow_links;
   std::vector<JobChangePoint> change_points;
   std::vector<double> score;          // per input rank (same order): robust z of blame in its role
-  std::vector<std::string> cause;     // per input rank: cause if a straggler, else ""
+  std::vector<Cause> cause;           // per input rank: cause if a straggler, else None
   std::vector<double> job_step_ms;    // per iteration index: median over ranks
 };
 
 // `clean_iterations`: iteration indexes [0, n) before the first desync (SIZE_MAX: no desync).
 Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvidence>& comms,
-               size_t clean_iterations = SIZE_MAX);
+               size_t clean_iterations = SIZE_MAX, const VerdictOptions& opt = {});
 
 }  // namespace collectives
