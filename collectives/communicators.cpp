@@ -99,7 +99,7 @@ void score_family(Family& f, const CommunicatorOptions& opt) {
     }
   for (size_t i = 0; i < n; ++i) {
     std::sort(f.near[i].begin(), f.near[i].end(), [](const auto& x, const auto& y) { return x.other < y.other; });
-    for (auto& p : f.near[i]) p.on = p.score <= std::max(opt.floor_ns, 3 * std::max(best[i], best[p.other]));
+    for (auto& p : f.near[i]) p.on = p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[i], best[p.other]));
   }
 }
 
@@ -132,7 +132,7 @@ std::vector<std::vector<size_t>> cluster(const Family& f, const CommunicatorOpti
         ok = ok && f.s[x]->rank != f.s[y]->rank && p;
         good += p && p->on;
       }
-    if (!ok || good * 10 < pairs * 9) continue;
+    if (!ok || int64_t(good) * 100 < int64_t(pairs) * opt.cluster_edge_percent) continue;
     for (size_t y : members[b]) of[y] = a;
     members[a].insert(members[a].end(), members[b].begin(), members[b].end());
     members[b].clear();
@@ -270,20 +270,23 @@ std::vector<std::pair<uint32_t, uint32_t>> match_link_ops(const std::vector<int6
   return out;
 }
 
-CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, const std::optional<topology::ParallelLayout>& given,
-                                          const CommunicatorOptions& opt) {
-  std::sort(streams.begin(), streams.end(),
-            [](auto& a, auto& b) { return std::tie(a.rank, a.stream) < std::tie(b.rank, b.stream); });
-  CommunicatorInference res;
-  // Families: same leading type sequence (TP and DP all-reduces share one; lock step parts them).
+namespace {
+
+// Collective streams by family (same leading type sequence: TP and DP all-reduces share one, lock
+// step parts them); p2p streams apart.
+std::map<uint64_t, Family> families_of(const std::vector<StreamSummary>& streams, std::vector<const StreamSummary*>& p2p) {
   std::map<uint64_t, Family> families;
-  std::vector<const StreamSummary*> p2p;
   for (const auto& s : streams) {
     if (s.ops == 0) continue;
     if (is_p2p(s)) p2p.push_back(&s);
     else families[s.type_prefix_hash].s.push_back(&s);
   }
-  auto& comms = res.comms;
+  return families;
+}
+
+// Collective communicators: the lock-step clusters of each family.
+std::vector<Communicator> collective_groups(std::map<uint64_t, Family>& families, const CommunicatorOptions& opt) {
+  std::vector<Communicator> comms;
   for (auto& [hash, fam] : families) {
     score_family(fam, opt);
     for (const auto& idx : cluster(fam, opt, SIZE_MAX)) {
@@ -303,6 +306,11 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
   }
   for (auto& c : comms)
     std::sort(c.members.begin(), c.members.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  return comms;
+}
+
+// Groups the data could not tell apart, split by the layout rule (and said so).
+void apply_layout_rule(std::vector<Communicator>& comms, LayoutFinding& lf) {
   split_by_orthogonality(comms);
   size_t by_rule = 0;
   for (auto& c : comms) {
@@ -310,58 +318,76 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
     if (c.by_layout_rule) c.family = mix(c.family, c.members.size()), ++by_rule;
   }
   if (by_rule)
-    res.layout.notes.push_back(fmt::format(
+    lf.notes.push_back(fmt::format(
         "{} communicators were split by the layout rule (groups of different kinds share at most one rank): "
         "their members ran in lock step, so the data alone could not tell them apart",
         by_rule));
+}
+
+// Layout: given, or inferred from who talks to whom.
+void find_layout(const std::vector<StreamSummary>& streams, const std::vector<Communicator>& comms,
+                 const std::optional<topology::ParallelLayout>& given, LayoutFinding& lf) {
+  if (given) {
+    lf.layout = given, lf.source = "given";
+    return;
+  }
+  std::vector<topology::ObservedGroup> obs;
+  std::set<int> present;
+  for (const auto& s : streams) present.insert(s.rank);
+  for (const auto& c : comms) {
+    topology::ObservedGroup o;
+    for (const auto& m : c.members) o.ranks.push_back(m.rank), o.ops += double(m.ops) / double(c.members.size());
+    o.p2p = c.p2p;
+    obs.push_back(std::move(o));
+  }
+  if (auto guess = topology::infer_layout(obs, std::vector<int>(present.begin(), present.end()))) {
+    lf.layout = guess->layout, lf.source = "inferred";
+    lf.how = "inferred from " + guess->how;
+  }
+}
+
+// p2p links come from coinciding end times; the few that fit no pipeline of a layout that
+// explains nearly all the others are chance coincidences: dropped, and said so.
+void drop_chance_links(std::vector<Communicator>& comms, LayoutFinding& lf, const CommunicatorOptions& opt) {
+  const auto& l = *lf.layout;
+  auto fits = [&](const Communicator& c) { return topology::layout_explains(l, {c.members[0].rank, c.members[1].rank}, true); };
+  size_t links = 0, odd = 0;
+  for (const auto& c : comms) {
+    if (!c.p2p) continue;
+    ++links;
+    odd += !fits(c);
+  }
+  if (odd == 0 || int64_t(odd) * 100 > int64_t(links) * opt.chance_link_percent) return;
+  comms.erase(std::remove_if(comms.begin(), comms.end(), [&](const Communicator& c) { return c.p2p && !fits(c); }),
+              comms.end());
+  lf.notes.push_back(fmt::format("{} of {} p2p links fit no pipeline of layout {} and were dropped (chance "
+                                 "coincidences of end times)", odd, links, l.to_string()));
+}
+
+}  // namespace
+
+CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, const std::optional<topology::ParallelLayout>& given,
+                                          const CommunicatorOptions& opt) {
+  std::sort(streams.begin(), streams.end(),
+            [](auto& a, auto& b) { return std::tie(a.rank, a.stream) < std::tie(b.rank, b.stream); });
+  CommunicatorInference res;
+  std::vector<const StreamSummary*> p2p;
+  auto families = families_of(streams, p2p);
+  auto& comms = res.comms;
+  comms = collective_groups(families, opt);
+  apply_layout_rule(comms, res.layout);
   // p2p: pairs of streams whose ops coincide (each send has one receiver), op by op.
-  {
-    const std::vector<Communicator> collectives = comms;
-    for (auto& l : p2p_links(p2p, collectives, opt)) {
-      l.family = mix(0x9e3779b97f4a7c15ull, 2);
-      comms.push_back(std::move(l));
-    }
+  for (auto& l : p2p_links(p2p, std::vector<Communicator>(comms), opt)) {
+    l.family = mix(0x9e3779b97f4a7c15ull, 2);
+    comms.push_back(std::move(l));
   }
   std::sort(comms.begin(), comms.end(), [](auto& a, auto& b) {
     return std::make_tuple(a.members.front().rank, a.members.front().stream, a.members.back().rank) <
            std::make_tuple(b.members.front().rank, b.members.front().stream, b.members.back().rank);
   });
-  // Layout: given, or inferred from who talks to whom.
-  if (given) {
-    res.layout.layout = given, res.layout.source = "given";
-  } else {
-    std::vector<topology::ObservedGroup> obs;
-    std::set<int> present;
-    for (const auto& s : streams) present.insert(s.rank);
-    for (const auto& c : comms) {
-      topology::ObservedGroup o;
-      for (const auto& m : c.members) o.ranks.push_back(m.rank), o.ops += double(m.ops) / double(c.members.size());
-      o.p2p = c.p2p;
-      obs.push_back(std::move(o));
-    }
-    if (auto guess = topology::infer_layout(obs, std::vector<int>(present.begin(), present.end()))) {
-      res.layout.layout = guess->layout, res.layout.source = "inferred";
-      res.layout.how = "inferred from " + guess->how;
-    }
-  }
+  find_layout(streams, comms, given, res.layout);
   if (res.layout.layout) {
-    // p2p links come from coinciding end times; the few that fit no pipeline of a layout that
-    // explains nearly all the others are chance coincidences: dropped, and said so.
-    const auto& l = *res.layout.layout;
-    size_t links = 0, odd = 0;
-    for (const auto& c : comms) {
-      if (!c.p2p) continue;
-      ++links;
-      std::vector<int> r = {c.members[0].rank, c.members[1].rank};
-      odd += !topology::layout_explains(l, r, true);
-    }
-    if (odd > 0 && odd * 10 <= links) {
-      comms.erase(std::remove_if(comms.begin(), comms.end(), [&](const Communicator& c) {
-                    return c.p2p && !topology::layout_explains(l, {c.members[0].rank, c.members[1].rank}, true);
-                  }), comms.end());
-      res.layout.notes.push_back(fmt::format("{} of {} p2p links fit no pipeline of layout {} and were dropped (chance "
-                                             "coincidences of end times)", odd, links, l.to_string()));
-    }
+    drop_chance_links(comms, res.layout, opt);
     name_by_layout(comms, res.layout);
   }
   for (size_t i = 0; i < comms.size(); ++i)

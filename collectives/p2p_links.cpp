@@ -15,8 +15,6 @@ namespace {
 using ranks::abs_diff;
 using ranks::sat_sub;
 
-constexpr int64_t kWindowNs = 24'000;  // the ends of one p2p op, noise (real pairs ~10 us) included
-
 struct Cand {
   size_t a = 0, b = 0;
   int64_t offset = 0;  // end(a) - end(b)
@@ -27,18 +25,18 @@ struct Cand {
 };
 
 // Ops of `e` that fall within the time span of `other` shifted by `off`.
-size_t overlapping(const std::vector<int64_t>& e, const std::vector<int64_t>& other, int64_t off) {
+size_t overlapping(const std::vector<int64_t>& e, const std::vector<int64_t>& other, int64_t off, int64_t window_ns) {
   if (other.empty()) return 0;
   const auto [lo, hi] = std::minmax_element(other.begin(), other.end());
   size_t n = 0;
   for (int64_t x : e) {
     const __int128 shifted = __int128(x) - off;
-    n += shifted >= __int128(*lo) - kWindowNs && shifted <= __int128(*hi) + kWindowNs;
+    n += shifted >= __int128(*lo) - window_ns && shifted <= __int128(*hi) + window_ns;
   }
   return n;
 }
 
-std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int64_t max_off) {
+std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int64_t max_off, const CommunicatorOptions& opt) {
   struct D {
     int64_t d;
     uint32_t i, j;
@@ -48,11 +46,11 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
     for (uint32_t j = 0; j < b.first_ends.size(); ++j)
       if (const __int128 d = __int128(a.first_ends[i]) - b.first_ends[j]; d <= max_off && -d <= max_off)
         ds.push_back({int64_t(d), i, j});  // |d| <= max_off: fits
-  if (ds.size() < 3) return std::nullopt;
+  if (ds.size() < opt.p2p_min_ops) return std::nullopt;
   std::sort(ds.begin(), ds.end(), [](auto& x, auto& y) { return x.d < y.d; });
   size_t bl = 0, bh = 0;  // densest window of differences: the offset of a true peer
   for (size_t lo = 0, hi = 0; hi < ds.size(); ++hi) {
-    while (sat_sub(ds[hi].d, ds[lo].d) > kWindowNs) ++lo;
+    while (sat_sub(ds[hi].d, ds[lo].d) > opt.p2p_window_ns) ++lo;
     if (hi - lo > bh - bl) bl = lo, bh = hi;
   }
   const int64_t mode = ds[bl + (bh - bl) / 2].d;
@@ -65,16 +63,17 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
     if (!c.used_a[p.i] && !c.used_b[p.j]) c.used_a[p.i] = c.used_b[p.j] = 1, dist.push_back(abs_diff(p.d, mode)), ++c.count;
   std::nth_element(dist.begin(), dist.begin() + long(dist.size() / 2), dist.end());
   c.offset = mode, c.spread = dist[dist.size() / 2];
-  const size_t oa = overlapping(a.first_ends, b.first_ends, mode), ob = overlapping(b.first_ends, a.first_ends, -mode);
+  const size_t oa = overlapping(a.first_ends, b.first_ends, mode, opt.p2p_window_ns),
+               ob = overlapping(b.first_ends, a.first_ends, -mode, opt.p2p_window_ns);
   c.share = std::max(oa ? double(c.count) / double(oa) : 0.0, ob ? double(c.count) / double(ob) : 0.0);
-  if (c.count < 3 || c.count * 5 < std::min(oa, ob)) return std::nullopt;
+  if (c.count < opt.p2p_min_ops || int64_t(c.count) * 100 < int64_t(std::min(oa, ob)) * opt.p2p_min_percent) return std::nullopt;
   return c;
 }
 
-}  // namespace
-
-std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
-                                    const CommunicatorOptions& opt) {
+// Candidate links: pairs of streams whose ops coincide; `fallback` holds pairs of co-members of a
+// collective communicator (pipeline peers never share a TP or DP group).
+void find_candidates(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
+                     const CommunicatorOptions& opt, std::vector<Cand>& cands, std::vector<Cand>& fallback) {
   std::map<int32_t, std::set<size_t>> groups_of;  // rank -> collective communicators it is in
   for (size_t g = 0; g < collectives.size(); ++g)
     for (const auto& m : collectives[g].members) groups_of[m.rank].insert(g);
@@ -84,7 +83,6 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
       if (gx.count(g)) return true;
     return false;
   };
-  std::vector<Cand> cands, fallback;
   // Pairs already tested, one bit each (a set of pairs took 48 bytes a pair: ~900 MB when many
   // streams of a 4096-rank job needed the full search).
   const size_t n = s.size();
@@ -100,7 +98,7 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
     if (i > j) std::swap(i, j);
     if (i == j || s[i]->rank == s[j]->rank || !first_try(i, j)) return;
     const bool same_host = s[i]->clock_domain != 0 && s[i]->clock_domain == s[j]->clock_domain;
-    auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns);
+    auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns, opt);
     if (!c) return;
     c->a = i, c->b = j;
     (co_members(s[i]->rank, s[j]->rank) ? fallback : cands).push_back(std::move(*c));
@@ -132,6 +130,11 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
   for (size_t i = 0; i < s.size(); ++i)
     if (!has[i])
       for (size_t j = 0; j < s.size(); ++j) test(i, j);
+}
+
+// Links from the candidates, best first, each op to one peer.
+std::vector<Communicator> accept_links(const std::vector<const StreamSummary*>& s, std::vector<Cand>& cands,
+                                       std::vector<Cand>& fallback, const CommunicatorOptions& opt) {
   // Best first: the largest share (10% steps), then the tightest, then the most ops.
   auto order = [](std::vector<Cand>& v) {
     std::sort(v.begin(), v.end(), [](auto& x, auto& y) {
@@ -150,7 +153,7 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
     size_t clash = 0;  // each op has one peer: ops already on another link count against
     for (size_t k = 0; k < c.used_a.size(); ++k) clash += c.used_a[k] && taken[c.a][k];
     for (size_t k = 0; k < c.used_b.size(); ++k) clash += c.used_b[k] && taken[c.b][k];
-    if (clash * 5 > c.count) return;
+    if (int64_t(clash) * 100 > int64_t(c.count) * opt.p2p_max_clash_percent) return;
     for (size_t k = 0; k < c.used_a.size(); ++k) taken[c.a][k] |= c.used_a[k];
     for (size_t k = 0; k < c.used_b.size(); ++k) taken[c.b][k] |= c.used_b[k];
     Communicator l;
@@ -158,7 +161,7 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
     const auto *x = s[c.a], *y = s[c.b];
     l.link_offset_ns = c.offset;
     if (x->rank > y->rank) std::swap(x, y), l.link_offset_ns = -c.offset;
-    l.link_tolerance_ns = std::clamp<int64_t>(4 * c.spread + 5'000, 10'000, 40'000);
+    l.link_tolerance_ns = std::clamp<int64_t>(4 * c.spread + 5'000, opt.link_tolerance_min_ns, opt.link_tolerance_max_ns);
     l.members = {{x->rank, x->stream, x->ops}, {y->rank, y->stream, y->ops}};
     out.push_back(std::move(l));
     ends.push_back({x == s[c.a] ? c.a : c.b, x == s[c.a] ? c.b : c.a});
@@ -171,6 +174,15 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
   // ops pair by position. Only a stream serving two peers needs its ops matched by their ends.
   for (size_t k = 0; k < out.size(); ++k) out[k].shared = links_of[ends[k].first] > 1 || links_of[ends[k].second] > 1;
   return out;
+}
+
+}  // namespace
+
+std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
+                                    const CommunicatorOptions& opt) {
+  std::vector<Cand> cands, fallback;
+  find_candidates(s, collectives, opt, cands, fallback);
+  return accept_links(s, cands, fallback, opt);
 }
 
 }  // namespace collectives

@@ -63,121 +63,148 @@ std::vector<ClockEdge> comm_clock_edges(const std::vector<MemberOps>& members) {
   return edges;
 }
 
+namespace {
+
+// Members must issue the same collective at the same position: the first op where they do not.
+void check_types(const std::vector<MemberOps>& members, size_t k, CommReplay& out) {
+  for (size_t m = 1; m < members.size() && out.mismatch_seq < 0; ++m)
+    if (members[m].ops[k].type != members[0].ops[k].type) {
+      out.mismatch_seq = int64_t(k);
+      out.mismatch = std::string("rank ") + std::to_string(members[0].rank) + " issued " +
+                     collective_name(members[0].ops[k].type) + ", rank " + std::to_string(members[m].rank) +
+                     " issued " + collective_name(members[m].ops[k].type);
+    }
+}
+
+// Op k of every member, matched: its row, clock violations before and after correction, and the
+// members' waits and the last arriver's blame added into acc. Returns its transfer time.
+double replay_op(const std::vector<MemberOps>& members, size_t k, const ClockSolution& clocks, CommReplay& out,
+                 RankAccumulator& acc) {
+  const size_t nm = members.size();
+  std::vector<int64_t> arr(nm), end(nm), raw_arr(nm), raw_end(nm);
+  for (size_t m = 0; m < nm; ++m) {
+    const auto& op = members[m].ops[k];
+    raw_arr[m] = op.start, raw_end[m] = op.end;
+    arr[m] = clocks.correct(members[m].rank, op.start);
+    end[m] = clocks.correct(members[m].rank, op.end);
+  }
+  const OpTiming raw = decompose(raw_arr, raw_end), t = decompose(arr, end);
+  const int64_t min_end_raw = *std::min_element(raw_end.begin(), raw_end.end());
+  const int64_t min_end = *std::min_element(end.begin(), end.end());
+  out.clock_violations_before += sat_add(min_end_raw, kViolationSlackNs) < raw.last_arrival;
+  out.clock_violations_after += sat_add(min_end, kViolationSlackNs) < t.last_arrival;
+  const auto& last = members[size_t(t.last)];
+  OpRow row;
+  row.seq = uint32_t(k);
+  row.type = members[0].ops[k].type;
+  row.last_rank = last.rank;
+  row.iteration = last.ops[k].iteration;
+  row.first_arrival = t.first_arrival;
+  row.skew = t.skew, row.transfer = t.transfer, row.hold = t.hold, row.blame = t.blame;
+  out.ops.push_back(row);
+  out.arrival.push_back(arr);
+  for (size_t m = 0; m < nm; ++m) {
+    const size_t r = size_t(members[m].rank);
+    acc.ops[r] += 1;
+    const double wait = diff_d(t.last_arrival, arr[m]);
+    acc.wait_ns[r] += wait;
+    acc.transfer_ns[r] += double(t.transfer);
+    add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, wait);
+    acc.wait_hist.add(sat_sub(t.last_arrival, arr[m]));
+  }
+  acc.skew_hist.add(t.skew);
+  acc.transfer_hist.add(t.transfer);
+  const size_t lr = size_t(last.rank);
+  acc.late[lr] += 1;
+  acc.blame_ns[lr] += double(t.blame);
+  acc.hold_ns[lr] += double(t.hold);
+  add_at(acc.blame_by_iteration[lr], row.iteration, double(t.blame));
+  return double(t.transfer);
+}
+
+// Op n, the first not every member completed: who reached it (completed or launched it), when,
+// and in which iteration. `reached_at`: the last arrival of the members that reached it.
+Desync reached(const std::vector<MemberOps>& members, size_t n, const ClockSolution& clocks, int64_t& reached_at) {
+  Desync d;
+  d.seq = uint32_t(n);
+  reached_at = INT64_MIN;
+  for (const auto& m : members) {
+    if (m.ops.size() > n) {
+      d.type = m.ops[n].type;
+      if (m.ops[n].iteration >= 0 && (d.iteration < 0 || m.ops[n].iteration < d.iteration)) d.iteration = m.ops[n].iteration;
+      reached_at = std::max(reached_at, clocks.correct(m.rank, m.ops[n].start));
+    } else if (m.pending_next) {
+      if (d.type == CollectiveType::Unknown && !m.ops.empty()) d.type = m.ops.back().type;
+      if (m.pending_launch != 0) reached_at = std::max(reached_at, clocks.correct(m.rank, m.pending_launch));
+      d.blocked_ranks.push_back(m.rank);
+    }
+  }
+  if (d.iteration < 0)  // only blocked members: their last completed op's iteration
+    for (const auto& m : members)
+      if (m.pending_next && !m.ops.empty() && m.ops.back().iteration >= 0 &&
+          (d.iteration < 0 || m.ops.back().iteration < d.iteration))
+        d.iteration = m.ops.back().iteration;
+  return d;
+}
+
+// Desync: the first op that not every member reached (see Desync for the rule); members whose
+// capture merely ended go to capture_ended.
+void find_desync(const std::vector<MemberOps>& members, size_t n, const ClockSolution& clocks, CommReplay& out) {
+  int64_t reached_at = INT64_MIN;
+  Desync d = reached(members, n, clocks, reached_at), ended;
+  ended.seq = d.seq, ended.type = d.type, ended.blocked_ranks = d.blocked_ranks, ended.iteration = d.iteration;
+  // Nobody completed the op (a collective completes on no member unless all joined it). The
+  // longest a blocked member is known to have waited in it, up to the end of its own capture.
+  bool completed = false;
+  int64_t blocked_until = INT64_MIN;
+  for (const auto& m : members) {
+    completed |= m.ops.size() > n;
+    if (!m.pending_next) continue;
+    const int64_t cap = clocks.correct(m.rank, m.capture_end);
+    // Unknown launch time: pending_ops only reports launches older than the margin anyway.
+    const int64_t since = m.pending_launch != 0 ? clocks.correct(m.rank, m.pending_launch) : INT64_MIN;
+    if (since == INT64_MIN || sat_sub(cap, since) > out.hang_margin_ns) blocked_until = std::max(blocked_until, cap);
+  }
+  for (const auto& m : members) {
+    if (m.ops.size() > n || m.pending_next) continue;
+    const int64_t cap_end = clocks.correct(m.rank, m.capture_end);
+    // Unknown arrival (only blocked members, launch times unknown): their launches are at least
+    // kMinHangMarginNs old at their own capture end; the missing member's capture must reach it.
+    const bool went_on = reached_at == INT64_MIN || sat_sub(cap_end, out.hang_margin_ns) > reached_at;
+    // Its capture ended first, but the others stayed blocked in the op, and were still recorded
+    // well after it ended: it died (a crash), they waited for it.
+    const bool crashed = !went_on && !completed && blocked_until != INT64_MIN &&
+                         sat_sub(blocked_until, out.hang_margin_ns) > cap_end;
+    if (crashed) d.crashed_ranks.push_back(m.rank);
+    (went_on || crashed ? d : ended).missing_ranks.push_back(m.rank);
+  }
+  if (!d.missing_ranks.empty()) out.desync.push_back(std::move(d));
+  if (!ended.missing_ranks.empty()) out.capture_ended.push_back(std::move(ended));
+}
+
+}  // namespace
+
 CommReplay replay_communicator(const std::vector<MemberOps>& members, const ClockSolution& clocks,
                                RankAccumulator& acc) {
   CommReplay out;
-  const size_t n = common_ops(members), nm = members.size();
+  const size_t n = common_ops(members);
   out.edges = comm_clock_edges(members);
-  std::vector<int64_t> arr(nm), end(nm), raw_arr(nm), raw_end(nm);
   std::vector<double> transfers;
   for (size_t k = 0; k < n; ++k) {
-    // Members must issue the same collective at the same position.
-    for (size_t m = 1; m < nm && out.mismatch_seq < 0; ++m)
-      if (members[m].ops[k].type != members[0].ops[k].type) {
-        out.mismatch_seq = int64_t(k);
-        out.mismatch = std::string("rank ") + std::to_string(members[0].rank) + " issued " +
-                       collective_name(members[0].ops[k].type) + ", rank " + std::to_string(members[m].rank) +
-                       " issued " + collective_name(members[m].ops[k].type);
-      }
-    for (size_t m = 0; m < nm; ++m) {
-      const auto& op = members[m].ops[k];
-      raw_arr[m] = op.start, raw_end[m] = op.end;
-      arr[m] = clocks.correct(members[m].rank, op.start);
-      end[m] = clocks.correct(members[m].rank, op.end);
-    }
-    const OpTiming raw = decompose(raw_arr, raw_end), t = decompose(arr, end);
-    const int64_t min_end_raw = *std::min_element(raw_end.begin(), raw_end.end());
-    const int64_t min_end = *std::min_element(end.begin(), end.end());
-    out.clock_violations_before += sat_add(min_end_raw, kViolationSlackNs) < raw.last_arrival;
-    out.clock_violations_after += sat_add(min_end, kViolationSlackNs) < t.last_arrival;
-    const auto& last = members[size_t(t.last)];
-    OpRow row;
-    row.seq = uint32_t(k);
-    row.type = members[0].ops[k].type;
-    row.last_rank = last.rank;
-    row.iteration = last.ops[k].iteration;
-    row.first_arrival = t.first_arrival;
-    row.skew = t.skew, row.transfer = t.transfer, row.hold = t.hold, row.blame = t.blame;
-    out.ops.push_back(row);
-    out.arrival.push_back(arr);
-    transfers.push_back(double(t.transfer));
-    for (size_t m = 0; m < nm; ++m) {
-      const size_t r = size_t(members[m].rank);
-      acc.ops[r] += 1;
-      const double wait = diff_d(t.last_arrival, arr[m]);
-      acc.wait_ns[r] += wait;
-      acc.transfer_ns[r] += double(t.transfer);
-      add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, wait);
-      acc.wait_hist.add(sat_sub(t.last_arrival, arr[m]));
-    }
-    acc.skew_hist.add(t.skew);
-    acc.transfer_hist.add(t.transfer);
-    const size_t lr = size_t(last.rank);
-    acc.late[lr] += 1;
-    acc.blame_ns[lr] += double(t.blame);
-    acc.hold_ns[lr] += double(t.hold);
-    add_at(acc.blame_by_iteration[lr], row.iteration, double(t.blame));
+    check_types(members, k, out);
+    transfers.push_back(replay_op(members, k, clocks, out, acc));
   }
   if (!transfers.empty()) {
     std::nth_element(transfers.begin(), transfers.begin() + long(transfers.size() / 2), transfers.end());
     out.median_transfer_ns = transfers[transfers.size() / 2];
   }
-  // Desync: the first op that not every member reached (see Desync for the rule).
-  int64_t quiet = 0;  // longest gap between consecutive matched ops' first arrivals
+  // The hang margin: twice the longest gap between consecutive matched ops' first arrivals.
+  int64_t quiet = 0;
   for (size_t k = 1; k < out.ops.size(); ++k) quiet = std::max(quiet, sat_sub(out.ops[k].first_arrival, out.ops[k - 1].first_arrival));
   out.hang_margin_ns = std::max(kMinHangMarginNs, sat_add(quiet, quiet));
   size_t most = 0;
   for (const auto& m : members) most = std::max(most, m.ops.size() + (m.pending_next ? 1 : 0));
-  if (most > n) {
-    Desync d, ended;
-    d.seq = ended.seq = uint32_t(n);
-    // When the op was reached: the last arrival of the members that completed or launched it.
-    int64_t reached_at = INT64_MIN;
-    for (const auto& m : members) {
-      if (m.ops.size() > n) {
-        d.type = m.ops[n].type;
-        if (m.ops[n].iteration >= 0 && (d.iteration < 0 || m.ops[n].iteration < d.iteration)) d.iteration = m.ops[n].iteration;
-        reached_at = std::max(reached_at, clocks.correct(m.rank, m.ops[n].start));
-      } else if (m.pending_next) {
-        if (d.type == CollectiveType::Unknown && !m.ops.empty()) d.type = m.ops.back().type;
-        if (m.pending_launch != 0) reached_at = std::max(reached_at, clocks.correct(m.rank, m.pending_launch));
-        d.blocked_ranks.push_back(m.rank);
-      }
-    }
-    if (d.iteration < 0)  // only blocked members: their last completed op's iteration
-      for (const auto& m : members)
-        if (m.pending_next && !m.ops.empty() && m.ops.back().iteration >= 0 &&
-            (d.iteration < 0 || m.ops.back().iteration < d.iteration))
-          d.iteration = m.ops.back().iteration;
-    ended.type = d.type, ended.blocked_ranks = d.blocked_ranks, ended.iteration = d.iteration;
-    // Nobody completed the op (a collective completes on no member unless all joined it). The
-    // longest a blocked member is known to have waited in it, up to the end of its own capture.
-    bool completed = false;
-    int64_t blocked_until = INT64_MIN;
-    for (const auto& m : members) {
-      completed |= m.ops.size() > n;
-      if (!m.pending_next) continue;
-      const int64_t cap = clocks.correct(m.rank, m.capture_end);
-      // Unknown launch time: pending_ops only reports launches older than the margin anyway.
-      const int64_t since = m.pending_launch != 0 ? clocks.correct(m.rank, m.pending_launch) : INT64_MIN;
-      if (since == INT64_MIN || sat_sub(cap, since) > out.hang_margin_ns) blocked_until = std::max(blocked_until, cap);
-    }
-    for (const auto& m : members) {
-      if (m.ops.size() > n || m.pending_next) continue;
-      const int64_t cap_end = clocks.correct(m.rank, m.capture_end);
-      // Unknown arrival (only blocked members, launch times unknown): their launches are at least
-      // kMinHangMarginNs old at their own capture end; the missing member's capture must reach it.
-      const bool went_on = reached_at == INT64_MIN || sat_sub(cap_end, out.hang_margin_ns) > reached_at;
-      // Its capture ended first, but the others stayed blocked in the op, and were still recorded
-      // well after it ended: it died (a crash), they waited for it.
-      const bool crashed = !went_on && !completed && blocked_until != INT64_MIN &&
-                           sat_sub(blocked_until, out.hang_margin_ns) > cap_end;
-      if (crashed) d.crashed_ranks.push_back(m.rank);
-      (went_on || crashed ? d : ended).missing_ranks.push_back(m.rank);
-    }
-    if (!d.missing_ranks.empty()) out.desync.push_back(std::move(d));
-    if (!ended.missing_ranks.empty()) out.capture_ended.push_back(std::move(ended));
-  }
+  if (most > n) find_desync(members, n, clocks, out);
   return out;
 }
 

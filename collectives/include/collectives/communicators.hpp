@@ -65,6 +65,17 @@ struct CommunicatorOptions {
   int64_t floor_ns = 20'000;        // scores below this are noise: never used to reject a pair
   int64_t same_host_ns = 1'000'000;  // one host, one clock: members' ends differ by less
   int64_t max_clock_error_ns = 50'000'000;  // NTP error bound when pairing p2p ops across hosts
+  int64_t partner_factor = 3;        // a lock-step edge: within this factor of the pair's best partner score
+  int64_t cluster_edge_percent = 90;  // clusters join when this share of their cross pairs are edges
+  int64_t chance_link_percent = 10;  // p2p links fitting no pipeline of the layout are dropped up to this share
+  // p2p links (p2p_links.hpp): the ends of one op coincide within p2p_window_ns (real pairs
+  // ~10 us); a link needs p2p_min_ops coinciding ops, at least p2p_min_percent of the fewer
+  // overlapping ops of its two streams, and at most p2p_max_clash_percent of them claimed by an
+  // earlier link; its tolerance is 4 x its spread + 5 us, within [min, max].
+  int64_t p2p_window_ns = 24'000;
+  size_t p2p_min_ops = 3;
+  int64_t p2p_min_percent = 20, p2p_max_clash_percent = 20;
+  int64_t link_tolerance_min_ns = 10'000, link_tolerance_max_ns = 40'000;
 };
 
 // The inferred or given layout and how it was found.
