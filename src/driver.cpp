@@ -178,8 +178,9 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     while (!r.done()) {
       const auto f = r.pod<uint64_t>();
       if (r.pod<uint8_t>()) {
-        res.inputs[f].nsys_version = r.str();
-        res.inputs[f].schema_version = r.str();
+        res.inputs[f].source_format = "nsys-sqlite";
+        res.inputs[f].source_version = r.str();
+        res.inputs[f].source_schema = r.str();
         res.inputs[f].ranks = r.pod<int32_t>();
       } else {
         res.failures.push_back({name_rank(f), d.files[f].path, r.str()});

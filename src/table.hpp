@@ -32,6 +32,7 @@ enum class Distribution : uint8_t {
   Replicated,  // identical on every process; process 0 writes it
   Summed,      // each process holds partial rows (uint64); the file holds their sum over all
                // rows of all processes (one row, written as a 1-D dataset of `width` values)
+  Streamed,    // produced block by block while writing (StreamedTables), placed by the producer
 };
 
 enum class Shape : uint8_t {
@@ -48,6 +49,7 @@ struct ColumnInfo {
   std::string description;  // HDF5 "description" attribute ("": none)
   Shape shape = Shape::Scalar;
   std::string width_doc;    // Matrix: what the second dimension counts (docs)
+  uint64_t width = 0;       // Matrix: fixed width (std::array); 0 when known only at run time
 };
 
 using Values = std::variant<std::vector<uint8_t>, std::vector<int32_t>, std::vector<int64_t>, std::vector<uint64_t>,
@@ -175,12 +177,12 @@ void append_value(ColumnData& c, const T& v) {
 
 template <class T>
 ColumnInfo info_for(std::string name, std::string unit, std::string description) {
-  ColumnInfo i{std::move(name), ColumnType::F64, std::move(unit), std::move(description), Shape::Scalar, ""};
+  ColumnInfo i{std::move(name), ColumnType::F64, std::move(unit), std::move(description), Shape::Scalar, "", 0};
   if constexpr (is_vector<T>::value) {
     i.type = column_type_of<stored_t<typename T::value_type>>(), i.shape = Shape::Ragged;
   } else if constexpr (is_array<T>::value) {
     i.type = column_type_of<stored_t<typename T::value_type>>(), i.shape = Shape::Matrix;
-    i.width_doc = std::to_string(std::tuple_size_v<T>);
+    i.width = std::tuple_size_v<T>, i.width_doc = std::to_string(i.width);
   } else {
     i.type = column_type_of<stored_t<T>>();
   }
@@ -248,7 +250,7 @@ struct Table {
   TableData materialize(const Rows& rows) const {
     TableData d{path, description, distribution, {}, {}, {}};
     for (const auto& c : columns) {
-      ColumnData cd{c.info, empty_values(c.info.type), 1, {}};
+      ColumnData cd{c.info, empty_values(c.info.type), c.info.width ? c.info.width : 1, {}};
       if (c.info.shape == Shape::Ragged) cd.offsets.push_back(0);
       for (const auto& r : rows) c.append(r, cd);
       d.columns.push_back(std::move(cd));

@@ -1,0 +1,171 @@
+#include "tables/cross_tables.hpp"
+
+namespace straggler::tables {
+namespace {
+std::string collective(collectives::CollectiveType t) { return collectives::collective_name(t); }
+double ms(int64_t ns) { return double(ns) / 1e6; }
+}  // namespace
+
+const Table<CommunicatorRow>& communicators_table() {
+  using C = CommunicatorRow;
+  static const Table<C> t{
+      "/collectives/communicators",
+      "one row per inferred communicator (communicators.hpp)",
+      Distribution::Replicated,
+      {computed<C>("name", [](const C& c) { return c.comm.name; }),
+       computed<C>("collective", [](const C& c) { return collective(c.comm.type); }),
+       computed<C>("size", [](const C& c) { return int32_t(c.comm.ranks.size()); }),
+       computed<C>("matched_ops", [](const C& c) { return c.comm.matched_ops; }),
+       computed<C>("median_transfer_ms", [](const C& c) { return c.comm.median_transfer_ns / 1e6; }, "ms"),
+       computed<C>("mismatch_seq", [](const C& c) { return c.comm.mismatch_seq; }, "",
+                   "first op whose members disagree (-1: none)"),
+       computed<C>("mismatch", [](const C& c) { return c.comm.mismatch; }),
+       col("op_offset", &C::op_offset, "", "first row in /collectives/ops"),
+       col("member_offset", &C::member_offset, "", "first row in /collectives/members"),
+       col("arrival_offset", &C::arrival_offset, "", "first element in /collectives/arrival_ns (ops x size, op-major)")}};
+  return t;
+}
+
+const Table<MemberRow>& members_table() {
+  static const Table<MemberRow> t{"/collectives",
+                                  "member ranks of each communicator, concatenated",
+                                  Distribution::Replicated,
+                                  {col("members", &MemberRow::rank, "", "ranks of each communicator, by member_offset")}};
+  return t;
+}
+
+// Per-op terms: collectives/include/collectives/decompose.hpp.
+const Table<CommOp>& ops_table() {
+  using O = CommOp;
+  static const Table<O> t{
+      "/collectives/ops",
+      "one row per matched op of every communicator, concatenated (streamed per communicator)",
+      Distribution::Streamed,  // first row of a block: the communicator's op_offset
+      {col("communicator", &O::communicator, "", "row in /collectives/communicators"),
+       computed<O>("seq", [](const O& o) { return int32_t(o.op->seq); }, "", "issue index on the communicator"),
+       computed<O>("type", [](const O& o) { return uint8_t(o.op->type); }, "", "CollectiveType code (see docs)"),
+       computed<O>("last_rank", [](const O& o) { return o.op->last_rank; }, "", "the member that arrived last"),
+       computed<O>("iteration", [](const O& o) { return o.op->iteration; }, "", "iteration index on the last arriver"),
+       computed<O>("first_arrival_ns", [](const O& o) { return o.op->first_arrival; }, "ns", "clock-corrected wall clock"),
+       computed<O>("skew_ms", [](const O& o) { return ms(o.op->skew); }, "ms", "last arrival - first arrival"),
+       computed<O>("transfer_ms", [](const O& o) { return ms(o.op->transfer); }, "ms", "latest end - last arrival"),
+       computed<O>("hold_ms", [](const O& o) { return ms(o.op->hold); }, "ms", "last arrival - second-to-last arrival"),
+       computed<O>("blame_ms", [](const O& o) { return ms(o.op->blame); }, "ms", "sum of the other members' waits")}};
+  return t;
+}
+
+const Table<ArrivalRow>& arrivals_table() {
+  static const Table<ArrivalRow> t{
+      "/collectives",
+      "every member's arrival at every matched op (streamed per communicator)",
+      Distribution::Streamed,
+      {col("arrival_ns", &ArrivalRow::ns, "ns", "clock-corrected kernel start of each member, op-major per communicator")}};
+  return t;
+}
+
+const Table<CollectiveHistogramBin>& collective_histograms_table() {
+  using B = CollectiveHistogramBin;
+  static const Table<B> t{
+      "/histograms",
+      "one row per bin, over all matched collectives",
+      Distribution::Replicated,
+      {col("collective_wait_ns_all", &B::wait, "count", "every member's wait in every matched collective"),
+       col("collective_skew_ns_all", &B::skew, "count", "arrival skew of every matched collective"),
+       col("collective_transfer_ns_all", &B::transfer, "count",
+           "transfer time (latest end - last arrival) of every matched collective")}};
+  return t;
+}
+
+const Table<ClockRow>& clock_table() {
+  using K = ClockRow;
+  static const Table<K> t{
+      "/clock",
+      "one row per rank with collective evidence (clock.hpp)",
+      Distribution::Replicated,
+      {col("rank", &K::rank),
+       col("offset_ms", &K::offset_ms, "ms", "subtracted from the rank's wall clock (reference: lowest rank)"),
+       col("drift_ppm", &K::drift_ppm, "ppm"),
+       col("aligned", &K::aligned, "", "0: not connected to the reference by any communicator")}};
+  return t;
+}
+
+// Verdict: collectives/include/collectives/verdict.hpp.
+const Table<collectives::Straggler>& stragglers_table() {
+  using S = collectives::Straggler;
+  static const Table<S> t{"/stragglers",
+                          "one row per straggler, most blamed first",
+                          Distribution::Replicated,
+                          {col("rank", &S::rank), col("host", &S::host), col("cause", &S::cause),
+                           col("evidence", &S::evidence), col("blame_ms", &S::blame_ms, "ms"),
+                           col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
+                           col("late_fraction", &S::late_fraction), col("score", &S::score),
+                           col("onset_iteration", &S::onset_iteration)}};
+  return t;
+}
+
+const Table<collectives::SlowLink>& slow_links_table() {
+  using L = collectives::SlowLink;
+  static const Table<L> t{"/slow_links",
+                          "one row per slow host link",
+                          Distribution::Replicated,
+                          {col("hosts", &L::hosts), col("collective", &L::collective), col("slowdown", &L::slowdown)}};
+  return t;
+}
+
+const Table<DesyncRow>& desync_table() {
+  using D = DesyncRow;
+  static const Table<D> t{
+      "/desync",
+      "one row per communicator whose members stopped at different ops",
+      Distribution::Replicated,
+      {col("communicator", &D::communicator), computed<D>("collective", [](const D& d) { return collective(d.type); }),
+       col("seq", &D::seq), col("missing_ranks", &D::missing_ranks), col("blocked_ranks", &D::blocked_ranks),
+       col("root_cause", &D::root_cause),
+       col("group_seq", &D::group_seq, "", "pipeline link pp-N:s-t: the op's number over all links of pp-N; -1 otherwise")}};
+  return t;
+}
+
+const Table<DesyncRow>& capture_ended_table() {
+  using D = DesyncRow;
+  static const Table<D> t{
+      "/capture_ended",
+      "communicators matched up to where some member's capture ended (not a hang)",
+      Distribution::Replicated,
+      {col("communicator", &D::communicator),
+       col("seq", &D::seq, "", "first op the members below did not reach before their capture ended"),
+       col("ranks", &D::missing_ranks)}};
+  return t;
+}
+
+const Table<IterationMatrixRow>& iteration_matrices_table() {
+  using M = IterationMatrixRow;
+  static const Table<M> t{
+      "/iterations",
+      "iteration index x rank",
+      Distribution::Replicated,
+      {matrix<M>("step_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.step_ms; }, "ms",
+                 "iteration index x rank (columns: /clock/rank); 0 where a rank has no such iteration"),
+       matrix<M>("blame_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.blame_ms; }, "ms"),
+       matrix<M>("wait_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.wait_ms; }, "ms")}};
+  return t;
+}
+
+const Table<JobStepRow>& job_step_table() {
+  static const Table<JobStepRow> t{"/iterations",
+                                   "one row per iteration index",
+                                   Distribution::Replicated,
+                                   {col("job_step_ms", &JobStepRow::step_ms, "ms", "median over ranks, per iteration index")}};
+  return t;
+}
+
+const Table<collectives::JobChangePoint>& change_points_table() {
+  using P = collectives::JobChangePoint;
+  static const Table<P> t{"/iterations/change_points",
+                          "where the job step time shifted",
+                          Distribution::Replicated,
+                          {col("iteration", &P::iteration), col("before_ms", &P::before_ms, "ms"),
+                           col("after_ms", &P::after_ms, "ms"), col("culprit_ranks", &P::culprit_ranks)}};
+  return t;
+}
+
+}  // namespace straggler::tables

@@ -1,0 +1,26 @@
+#include "tables/run_tables.hpp"
+
+namespace straggler::tables {
+
+const Table<InputFile>& inputs_table() {
+  using I = InputFile;
+  static const Table<I> t{"/inputs",
+                          "one row per profile found",
+                          Distribution::Replicated,
+                          {col("path", &I::path), col("source_format", &I::source_format, "", "format of the profile (nsys-sqlite)"),
+                           col("source_version", &I::source_version, "", "version of the tool that wrote it"),
+                           col("source_schema", &I::source_schema, "", "schema version of the export"),
+                           col("ranks", &I::ranks, "", "rank processes read from it (0: failed)")}};
+  return t;
+}
+
+const Table<FailureRow>& failures_table() {
+  using F = FailureRow;
+  static const Table<F> t{"/failures",
+                          "one row per profile or rank that could not be analysed",
+                          Distribution::Replicated,
+                          {col("rank", &F::rank), col("file", &F::file), col("error", &F::error)}};
+  return t;
+}
+
+}  // namespace straggler::tables
