@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Compare the HDF5 and summary JSON of two straggler-scan binaries on the same inputs.
+"""Compare the HDF5, summary JSON and report of two straggler-scan binaries on the same inputs.
 
 Runs both binaries on: the demo run, a healthy and a straggler generated run with pipeline
 parallelism, and the 2-rank real captures in ../shared/data/real; then compares every dataset
-(values, dtype, shape) and attribute, and the summary JSON, modulo the layout changes of 0.2
+(values, dtype, shape) and attribute, the summary JSON and the printed report, modulo the layout changes of 0.2
 documented in docs/hdf5-layout.md ("Layout changes in 0.2"):
   - /ranks and /inputs: nsys_version -> source_version, schema_version -> source_schema, new
     source_format ("nsys-sqlite");
@@ -191,8 +191,11 @@ def main():
                 outs[which] = os.path.join(work, f"{name}.{which}")
                 rc, log = run_scan(binary, dirs, outs[which], args.np)
                 outs[which + "_rc"] = rc
+                outs[which + "_log"] = log.replace(outs[which], "OUT").replace(binary, "BIN")
             if outs["old_rc"] != outs["new_rc"]:
                 diffs.append(f"exit status {outs['old_rc']} vs {outs['new_rc']}")
+            if outs["old_log"] != outs["new_log"]:
+                diffs.append("the report (standard output and error) differs")
             if os.path.exists(outs["old"] + ".h5") and os.path.exists(outs["new"] + ".h5"):
                 compare_h5(outs["old"] + ".h5", outs["new"] + ".h5", diffs)
                 compare_json(outs["old"] + ".json", outs["new"] + ".json", diffs)
