@@ -50,6 +50,7 @@ struct ColumnInfo {
   Shape shape = Shape::Scalar;
   std::string width_doc;    // Matrix: what the second dimension counts (docs)
   uint64_t width = 0;       // Matrix: fixed width (std::array); 0 when known only at run time
+  std::string doc;          // docs/hdf5-layout.md only (default: the description)
 };
 
 using Values = std::variant<std::vector<uint8_t>, std::vector<int32_t>, std::vector<int64_t>, std::vector<uint64_t>,
@@ -132,6 +133,11 @@ struct Column {
   // Member columns only (computed ones are derived, not shipped): packing between processes.
   std::function<void(const Row&, ByteWriter&)> put;
   std::function<void(ByteReader&, Row&)> get;
+  // What docs/hdf5-layout.md says of it, where more than the HDF5 description: col(...).doc("...").
+  Column doc(std::string text) && {
+    info.doc = std::move(text);
+    return std::move(*this);
+  }
 };
 
 namespace detail {
@@ -177,7 +183,7 @@ void append_value(ColumnData& c, const T& v) {
 
 template <class T>
 ColumnInfo info_for(std::string name, std::string unit, std::string description) {
-  ColumnInfo i{std::move(name), ColumnType::F64, std::move(unit), std::move(description), Shape::Scalar, "", 0};
+  ColumnInfo i{std::move(name), ColumnType::F64, std::move(unit), std::move(description), Shape::Scalar, "", 0, ""};
   if constexpr (is_vector<T>::value) {
     i.type = column_type_of<stored_t<typename T::value_type>>(), i.shape = Shape::Ragged;
   } else if constexpr (is_array<T>::value) {

@@ -31,39 +31,35 @@ std::vector<TableSchema> all_schemas() {
 }
 
 namespace {
-const char* rows_of(Distribution d) {
-  switch (d) {
-    case Distribution::ByRank: return "rows from every process, in rank order";
-    case Distribution::Replicated: return "written by process 0";
-    case Distribution::Summed: return "summed over all ranks: one dataset of the row width";
-    case Distribution::Streamed: return "written block by block by the process that replayed each communicator";
-  }
-  return "";
-}
-
-std::string cell(const std::string& s) { return s.empty() ? "" : s; }
-
 std::string shape_of(const ColumnInfo& c, Distribution d) {
   const std::string t = type_name(c.type);
   if (c.shape == Shape::Matrix) return t + (d == Distribution::Summed ? "[" : "[rows x ") + c.width_doc + "]";
-  if (c.shape == Shape::Ragged) return t + "[] (ragged)";
+  if (c.shape == Shape::Ragged) return t + " ragged";
   return t;
+}
+
+std::string table_markdown(const TableSchema& s) {
+  std::string md = "`" + s.path + "`: " + s.description + "\n\n| dataset | type | units | meaning |\n|---|---|---|---|\n";
+  for (const auto& c : s.columns) {
+    md += "| `" + c.name + "` | " + shape_of(c, s.distribution) + " | " + c.unit + " | " +
+          (c.doc.empty() ? c.description : c.doc) + " |\n";
+    if (c.shape == Shape::Ragged)
+      md += "| `" + c.name + "_offsets` | int64[rows + 1] |  | row i: `" + c.name + "[" + c.name + "_offsets[i]:" + c.name +
+            "_offsets[i+1]]` |\n";
+  }
+  return md;
 }
 }  // namespace
 
-std::string layout_markdown() {
+bool under(const std::string& path, const std::string& prefix) {
+  return path == prefix || (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+                            path[prefix.size()] == '/');
+}
+
+std::string layout_markdown(const std::string& prefix) {
   std::string md;
-  for (const auto& s : all_schemas()) {
-    md += "### `" + s.path + "`: " + s.description + "\n\n";
-    md += std::string("(") + rows_of(s.distribution) + ")\n\n";
-    md += "| dataset | type | units | description |\n|---|---|---|---|\n";
-    for (const auto& c : s.columns) {
-      md += "| `" + c.name + "` | " + shape_of(c, s.distribution) + " | " + cell(c.unit) + " | " + cell(c.description) + " |\n";
-      if (c.shape == Shape::Ragged)
-        md += "| `" + c.name + "_offsets` | int64[rows + 1] |  | row i holds `" + c.name + "[offsets[i]:offsets[i+1]]` |\n";
-    }
-    md += "\n";
-  }
+  for (const auto& s : all_schemas())
+    if (under(s.path, prefix)) md += (md.empty() ? "" : "\n") + table_markdown(s);
   return md;
 }
 

@@ -13,13 +13,15 @@ const Table<CommunicatorRow>& communicators_table() {
       "one row per inferred communicator (communicators.hpp)",
       Distribution::Replicated,
       {computed<C>("name", [](const C& c) { return c.comm.name; }),
-       computed<C>("collective", [](const C& c) { return collective(c.comm.type); }),
-       computed<C>("size", [](const C& c) { return int32_t(c.comm.ranks.size()); }),
-       computed<C>("matched_ops", [](const C& c) { return c.comm.matched_ops; }),
-       computed<C>("median_transfer_ms", [](const C& c) { return c.comm.median_transfer_ns / 1e6; }, "ms"),
+       computed<C>("collective", [](const C& c) { return collective(c.comm.type); }).doc("type of its first op"),
+       computed<C>("size", [](const C& c) { return int32_t(c.comm.ranks.size()); }).doc("members"),
+       computed<C>("matched_ops", [](const C& c) { return c.comm.matched_ops; }).doc("ops matched across all members"),
+       computed<C>("median_transfer_ms", [](const C& c) { return c.comm.median_transfer_ns / 1e6; }, "ms")
+           .doc("median transfer time of its ops"),
        computed<C>("mismatch_seq", [](const C& c) { return c.comm.mismatch_seq; }, "",
-                   "first op whose members disagree (-1: none)"),
-       computed<C>("mismatch", [](const C& c) { return c.comm.mismatch; }),
+                   "first op whose members disagree (-1: none)")
+           .doc("first op whose members issued different collective types (-1: none)"),
+       computed<C>("mismatch", [](const C& c) { return c.comm.mismatch; }).doc("what differed"),
        col("op_offset", &C::op_offset, "", "first row in /collectives/ops"),
        col("member_offset", &C::member_offset, "", "first row in /collectives/members"),
        col("arrival_offset", &C::arrival_offset, "", "first element in /collectives/arrival_ns (ops x size, op-major)")}};
@@ -30,7 +32,8 @@ const Table<MemberRow>& members_table() {
   static const Table<MemberRow> t{"/collectives",
                                   "member ranks of each communicator, concatenated",
                                   Distribution::Replicated,
-                                  {col("members", &MemberRow::rank, "", "ranks of each communicator, by member_offset")}};
+                                  {col("members", &MemberRow::rank, "", "ranks of each communicator, by member_offset")
+                                       .doc("member ranks of each communicator (ascending), by `member_offset`")}};
   return t;
 }
 
@@ -43,7 +46,8 @@ const Table<CommOp>& ops_table() {
       Distribution::Streamed,  // first row of a block: the communicator's op_offset
       {col("communicator", &O::communicator, "", "row in /collectives/communicators"),
        computed<O>("seq", [](const O& o) { return int32_t(o.op->seq); }, "", "issue index on the communicator"),
-       computed<O>("type", [](const O& o) { return uint8_t(o.op->type); }, "", "CollectiveType code (see docs)"),
+       computed<O>("type", [](const O& o) { return uint8_t(o.op->type); }, "", "CollectiveType code (see docs)")
+           .doc("collective type code (below)"),
        computed<O>("last_rank", [](const O& o) { return o.op->last_rank; }, "", "the member that arrived last"),
        computed<O>("iteration", [](const O& o) { return o.op->iteration; }, "", "iteration index on the last arriver"),
        computed<O>("first_arrival_ns", [](const O& o) { return o.op->first_arrival; }, "ns", "clock-corrected wall clock"),
@@ -59,7 +63,9 @@ const Table<ArrivalRow>& arrivals_table() {
       "/collectives",
       "every member's arrival at every matched op (streamed per communicator)",
       Distribution::Streamed,
-      {col("arrival_ns", &ArrivalRow::ns, "ns", "clock-corrected kernel start of each member, op-major per communicator")}};
+      {col("arrival_ns", &ArrivalRow::ns, "ns", "clock-corrected kernel start of each member, op-major per communicator")
+           .doc("each member's clock-corrected arrival (kernel start): for communicator c, op k, member m at "
+                "`arrival_offset[c] + k * size[c] + m`")}};
   return t;
 }
 
@@ -99,7 +105,7 @@ const Table<collectives::Straggler>& stragglers_table() {
                            col("evidence", &S::evidence), col("blame_ms", &S::blame_ms, "ms"),
                            col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
                            col("late_fraction", &S::late_fraction), col("score", &S::score),
-                           col("onset_iteration", &S::onset_iteration)}};
+                           col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown")}};
   return t;
 }
 
@@ -108,7 +114,8 @@ const Table<collectives::SlowLink>& slow_links_table() {
   static const Table<L> t{"/slow_links",
                           "one row per slow host link",
                           Distribution::Replicated,
-                          {col("hosts", &L::hosts), col("collective", &L::collective), col("slowdown", &L::slowdown)}};
+                          {col("hosts", &L::hosts).doc("the link's hosts (e.g. `node-00`, `node-01`)"), col("collective", &L::collective),
+                           col("slowdown", &L::slowdown).doc("its transfers' time over their peers'")}};
   return t;
 }
 
@@ -119,8 +126,14 @@ const Table<DesyncRow>& desync_table() {
       "one row per communicator whose members stopped at different ops",
       Distribution::Replicated,
       {col("communicator", &D::communicator), computed<D>("collective", [](const D& d) { return collective(d.type); }),
-       col("seq", &D::seq), col("missing_ranks", &D::missing_ranks), col("blocked_ranks", &D::blocked_ranks),
-       col("root_cause", &D::root_cause),
+       col("seq", &D::seq)
+           .doc("first op not every member reached, counted per communicator (for a pipeline link `pp-N:s-t`, that "
+                "link's ops; see `group_seq`)"),
+       col("missing_ranks", &D::missing_ranks).doc("members that never reached it"),
+       col("blocked_ranks", &D::blocked_ranks).doc("members waiting in it"),
+       col("root_cause", &D::root_cause)
+           .doc("1: some missing rank is blocked nowhere else (it stopped by itself); 0: the missing ranks are "
+                "themselves blocked in another collective"),
        col("group_seq", &D::group_seq, "", "pipeline link pp-N:s-t: the op's number over all links of pp-N; -1 otherwise")}};
   return t;
 }
@@ -133,7 +146,8 @@ const Table<DesyncRow>& capture_ended_table() {
       Distribution::Replicated,
       {col("communicator", &D::communicator),
        col("seq", &D::seq, "", "first op the members below did not reach before their capture ended"),
-       col("ranks", &D::missing_ranks)}};
+       col("ranks", &D::missing_ranks)
+           .doc("members whose capture ended before op `seq`, which the others reached (not a hang; see above)")}};
   return t;
 }
 
@@ -145,8 +159,10 @@ const Table<IterationMatrixRow>& iteration_matrices_table() {
       Distribution::Replicated,
       {matrix<M>("step_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.step_ms; }, "ms",
                  "iteration index x rank (columns: /clock/rank); 0 where a rank has no such iteration"),
-       matrix<M>("blame_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.blame_ms; }, "ms"),
-       matrix<M>("wait_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.wait_ms; }, "ms")}};
+       matrix<M>("blame_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.blame_ms; }, "ms")
+           .doc("blame of the collectives of each iteration"),
+       matrix<M>("wait_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.wait_ms; }, "ms")
+           .doc("waits in the collectives of each iteration")}};
   return t;
 }
 
@@ -161,10 +177,11 @@ const Table<JobStepRow>& job_step_table() {
 const Table<collectives::JobChangePoint>& change_points_table() {
   using P = collectives::JobChangePoint;
   static const Table<P> t{"/iterations/change_points",
-                          "where the job step time shifted",
+                          "where the job step time shifted (verdict.hpp)",
                           Distribution::Replicated,
-                          {col("iteration", &P::iteration), col("before_ms", &P::before_ms, "ms"),
-                           col("after_ms", &P::after_ms, "ms"), col("culprit_ranks", &P::culprit_ranks)}};
+                          {col("iteration", &P::iteration).doc("an iteration number (as in `number`, not a matrix row)"),
+                           col("before_ms", &P::before_ms, "ms"), col("after_ms", &P::after_ms, "ms"),
+                           col("culprit_ranks", &P::culprit_ranks).doc("ranks whose step time changed (verdict.hpp)")}};
   return t;
 }
 

@@ -19,7 +19,7 @@ const Table<FailureRow>& failures_table() {
   static const Table<F> t{"/failures",
                           "one row per profile or rank that could not be analysed",
                           Distribution::Replicated,
-                          {col("rank", &F::rank), col("file", &F::file), col("error", &F::error)}};
+                          {col("rank", &F::rank).doc("-1: unknown"), col("file", &F::file), col("error", &F::error).doc("one line")}};
   return t;
 }
 
