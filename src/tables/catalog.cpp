@@ -1,33 +1,27 @@
 #include "tables/catalog.hpp"
 
-#include "tables/cross_tables.hpp"
-#include "tables/rank_tables.hpp"
-#include "tables/run_tables.hpp"
+#include "cross_rank.hpp"
+#include "tables/collect.hpp"
 
 namespace straggler::tables {
 
+// The tables an empty run with cross-rank results writes: every table, with no second list to
+// keep in step with the assembly.
 std::vector<TableSchema> all_schemas() {
-  return {ranks_table().schema(),
-          histogram_edges_table().schema(),
-          rank_histograms_table().schema(),
-          summed_histograms_table().schema(),
-          collective_histograms_table().schema(),
-          top_kernels_table().schema(),
-          iterations_table().schema(),
-          iteration_matrices_table().schema(),
-          job_step_table().schema(),
-          change_points_table().schema(),
-          inputs_table().schema(),
-          failures_table().schema(),
-          communicators_table().schema(),
-          members_table().schema(),
-          ops_table().schema(),
-          arrivals_table().schema(),
-          clock_table().schema(),
-          stragglers_table().schema(),
-          slow_links_table().schema(),
-          desync_table().schema(),
-          capture_ended_table().schema()};
+  static const CrossRankResults cross;
+  RunResults run;
+  run.cross = &cross;
+  const ResultTables rt = collect_tables(run);
+  std::vector<TableSchema> out;
+  auto add = [&](const TableData& t) {
+    TableSchema s{t.path, t.description, t.distribution, {}};
+    for (const auto& c : t.columns) s.columns.push_back(c.info);
+    out.push_back(std::move(s));
+  };
+  for (const auto& t : rt.tables) add(t);
+  for (const auto& st : rt.streamed)
+    for (const auto& t : st.tables) add(t);
+  return out;
 }
 
 namespace {

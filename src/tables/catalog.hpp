@@ -1,4 +1,4 @@
-// Every declared table, without data: the source of the column lists of docs/hdf5-layout.md.
+// Every table a run writes, without data: the source of the column lists of docs/hdf5-layout.md.
 #pragma once
 #include <string>
 #include <vector>
