@@ -299,5 +299,7 @@ struct Table {
 // Where things live: each table's declaration sits in src/tables/ (one file per group of
 // tables), beside its row type; src/tables/collect.hpp assembles the ResultTables of a run
 // (`collect_tables`) until each analysis produces its own; src/hdf5_writer.hpp writes any
-// ResultTables; src/tables/catalog.hpp lists every declaration (docs/hdf5-layout.md is generated
-// from it: scripts/update_layout_doc.sh).
+// ResultTables; src/tables/catalog.hpp lists the tables collect_tables makes, and docs/hdf5-layout.md
+// shows their columns (generated: scripts/update_layout_doc.sh; checked by the test layout_doc_current).
+// A new table: declare it in src/tables/, add it to collect_tables, add a generated block for its group
+// to the doc if it starts a new group, and run scripts/update_layout_doc.sh.
