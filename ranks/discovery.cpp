@@ -1,5 +1,7 @@
 #include "ranks/discovery.hpp"
 
+#include <cctype>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,10 +11,29 @@
 #include <regex>
 #include <set>
 
+#include "ranks/profile_reader.hpp"
+
 namespace ranks {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The profile formats' file extensions, as "*.sqlite, *.json" and as a regex "(?:\.sqlite|\.json)".
+std::string extension_list() {
+  std::string out;
+  for (const auto& f : profile_formats())
+    for (const auto& e : f.extensions) out += (out.empty() ? "*" : ", *") + e;
+  return out;
+}
+std::string extension_pattern() {
+  std::string out;
+  for (const auto& f : profile_formats())
+    for (const auto& e : f.extensions) {
+      out += out.empty() ? "(?:" : "|";
+      for (char c : e) out += std::isalnum(static_cast<unsigned char>(c)) ? std::string(1, c) : std::string("\\") + c;
+    }
+  return out.empty() ? "(?!)" : out + ")";
+}
 
 std::optional<int> capture_int(const std::string& text, const std::regex& re) {
   std::smatch m;
@@ -129,7 +150,7 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
           if (it->is_directory(ec)) it.disable_recursion_pending();
           continue;
         }
-        if (it->path().extension() == ".sqlite") consider(it->path(), d);
+        if (has_profile_extension(name)) consider(it->path(), d);
       }
     } else if (fs::exists(fs::symlink_status(p, ec))) {
       consider(p, d);
@@ -167,14 +188,14 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
     if (!d.skipped.empty())
       where += " (skipped " + printable(d.skipped[0].path) + ": " + d.skipped[0].reason +
                (d.skipped.size() > 1 ? ", and " + std::to_string(d.skipped.size() - 1) + " more" : "") + ")";
-    throw UsageError("no profile (*.sqlite) found in " + where);
+    throw UsageError("no profile (" + extension_list() + ") found in " + where);
   }
 
   std::regex rank_re, node_re(R"((?:node|host|nid)[-_]?(\d+))", std::regex::icase),
-      trailing_re(R"((\d+)\.sqlite$)");
+      trailing_re(R"((\d+))" + extension_pattern() + "$");
   try {
     rank_re = opt.rank_pattern.empty()
-                  ? std::regex(R"(rank[-_]?(\d+)|\.(\d+)\.sqlite$)", std::regex::icase)
+                  ? std::regex(R"(rank[-_]?(\d+)|\.(\d+))" + extension_pattern() + "$", std::regex::icase)
                   : std::regex(opt.rank_pattern);
   } catch (const std::regex_error& e) {
     throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "'");

@@ -65,8 +65,12 @@ void write_ranks(File& f, const RunResults& res) {
   f.column("/ranks/rank", n, p.local, col(R, [](auto& r) { return r.rank; }), nullptr, "global training rank");
   f.strings("/ranks/host", n, p.local, col(R, [](auto& r) { return r.host; }), "Hostname of the capture");
   f.strings("/ranks/file", n, p.local, col(R, [](auto& r) { return r.file; }), "profile it was read from");
-  f.strings("/ranks/nsys_version", n, p.local, col(R, [](auto& r) { return r.nsys_version; }));
-  f.strings("/ranks/schema_version", n, p.local, col(R, [](auto& r) { return r.schema_version; }));
+  f.strings("/ranks/source_format", n, p.local, col(R, [](auto& r) { return r.source_format; }),
+            "format of the profile (its reader's name)");
+  f.strings("/ranks/source_version", n, p.local, col(R, [](auto& r) { return r.source_version; }),
+            "version of the tool that wrote the profile");
+  f.strings("/ranks/source_schema", n, p.local, col(R, [](auto& r) { return r.source_schema; }),
+            "schema version of the profile's format");
   f.strings("/ranks/iteration_source", n, p.local, col(R, [](auto& r) { return r.iteration_source; }),
             "nvtx, collective_period or none");
   f.strings("/ranks/cause", n, p.local, col(R, [](auto& r) { return r.cause; }), "straggler cause, empty if none");
@@ -163,8 +167,9 @@ void write_per_rank_tables(File& f, const RunResults& res) {
 void write_inputs(File& f, const RunResults& res) {
   f.group("/inputs");
   f.replicated_strings("/inputs/path", col(res.inputs, [](auto& i) { return i.path; }));
-  f.replicated_strings("/inputs/nsys_version", col(res.inputs, [](auto& i) { return i.nsys_version; }));
-  f.replicated_strings("/inputs/schema_version", col(res.inputs, [](auto& i) { return i.schema_version; }));
+  f.replicated_strings("/inputs/format", col(res.inputs, [](auto& i) { return i.format; }));
+  f.replicated_strings("/inputs/version", col(res.inputs, [](auto& i) { return i.version; }));
+  f.replicated_strings("/inputs/schema", col(res.inputs, [](auto& i) { return i.schema; }));
   f.replicated("/inputs/ranks", col(res.inputs, [](auto& i) { return i.ranks; }), nullptr,
                "rank processes read from it (0: failed)");
   f.group("/failures");

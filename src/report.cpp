@@ -59,9 +59,9 @@ std::string failure_text(const FailureRow& f) {
 std::string versions(const std::vector<InputFile>& inputs) {
   std::map<std::string, int> seen;
   for (const auto& f : inputs)
-    if (!f.nsys_version.empty() || !f.schema_version.empty())
-      seen[fmt::format("nsys {} (schema {})", f.nsys_version.empty() ? "?" : printable(f.nsys_version),
-                       f.schema_version.empty() ? "?" : printable(f.schema_version))]++;
+    if (!f.version.empty() || !f.schema.empty())
+      seen[fmt::format("{} {} (schema {})", printable(f.format), f.version.empty() ? "?" : printable(f.version),
+                       f.schema.empty() ? "?" : printable(f.schema))]++;
   std::string out;
   for (const auto& [v, n] : seen) out += (out.empty() ? "" : ", ") + v + (seen.size() > 1 ? fmt::format(" x{}", n) : "");
   return out;

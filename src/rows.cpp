@@ -11,7 +11,7 @@ namespace {
 double ms(int64_t ns) { return double(ns) / 1e6; }
 
 void put(ByteWriter& w, const RankRow& r) {
-  w.pod(r.rank), w.str(r.host), w.str(r.file), w.str(r.nsys_version), w.str(r.schema_version);
+  w.pod(r.rank), w.str(r.host), w.str(r.file), w.str(r.source_format), w.str(r.source_version), w.str(r.source_schema);
   w.str(r.iteration_source), w.pod(r.device), w.pod(r.pid), w.pod(r.utc_epoch_ns), w.pod(r.gpu_start_ns);
   w.pod(r.gpu_end_ns), w.pod(r.steady), w.pod(r.kernel_count), w.pod(r.nccl_kernel_count), w.pod(r.copy_count);
   for (double v : {r.scope_ms, r.busy_ms, r.compute_ms, r.nccl_ms, r.exposed_nccl_ms, r.idle_ms, r.whole_ms,
@@ -27,8 +27,8 @@ void put(ByteWriter& w, const RankRow& r) {
 
 RankRow get(ByteReader& b) {
   RankRow r;
-  r.rank = b.pod<int32_t>(), r.host = b.str(), r.file = b.str(), r.nsys_version = b.str();
-  r.schema_version = b.str(), r.iteration_source = b.str(), r.device = b.pod<int32_t>(), r.pid = b.pod<int64_t>();
+  r.rank = b.pod<int32_t>(), r.host = b.str(), r.file = b.str(), r.source_format = b.str(), r.source_version = b.str();
+  r.source_schema = b.str(), r.iteration_source = b.str(), r.device = b.pod<int32_t>(), r.pid = b.pod<int64_t>();
   r.utc_epoch_ns = b.pod<int64_t>(), r.gpu_start_ns = b.pod<int64_t>(), r.gpu_end_ns = b.pod<int64_t>();
   r.steady = b.pod<uint8_t>(), r.kernel_count = b.pod<int64_t>(), r.nccl_kernel_count = b.pod<int64_t>();
   r.copy_count = b.pod<int64_t>();
@@ -51,7 +51,7 @@ RankRow get(ByteReader& b) {
 RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMetrics& m) {
   RankOutputs o;
   RankRow& r = o.row;
-  r.host = tl.host, r.file = tl.file, r.nsys_version = tl.nsys_version, r.schema_version = tl.schema_version;
+  r.host = tl.host, r.file = tl.file, r.source_format = tl.source.format, r.source_version = tl.source.version, r.source_schema = tl.source.schema;
   r.iteration_source = ranks::iteration_source_name(m.iteration_source);
   r.device = tl.device, r.pid = tl.pid, r.utc_epoch_ns = tl.utc_epoch_ns;
   r.gpu_start_ns = m.gpu_start, r.gpu_end_ns = m.gpu_end, r.steady = m.steady;
