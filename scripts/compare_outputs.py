@@ -5,13 +5,14 @@ Runs both binaries on: the demo run, a healthy and a straggler generated run wit
 parallelism, and the 2-rank real captures in ../shared/data/real; then compares every dataset
 (values, dtype, shape) and attribute, the summary JSON and the printed report, modulo the layout changes of 0.2
 documented in docs/hdf5-layout.md ("Layout changes in 0.2"):
-  - /ranks and /inputs: nsys_version -> source_version, schema_version -> source_schema, new
-    source_format ("nsys-sqlite");
+  - /ranks: nsys_version -> source_version, schema_version -> source_schema, new source_format;
+    /inputs: nsys_version -> version, schema_version -> schema, new format; the report's header
+    names the format ("nsys-sqlite 2024.6 (schema 3.16)" for "nsys 2024.6 (schema 3.16)");
   - /collectives/ops/busbw_gbps dropped;
   - comma-joined ragged lists became NAME + NAME_offsets.
 
-Usage: compare_outputs.py --base-bin OLD/straggler-scan --new-bin NEW/straggler-scan
-                          --sim-bin straggler-sim [--work DIR] [--np N] [--real DIR]
+Usage: compare_outputs.py --old OLD/straggler-scan --new NEW/straggler-scan --sim straggler-sim
+                          [--workdir DIR] [--np N] [--real DIR]
 Exit status 0 when everything matches, 1 otherwise (each difference printed).
 """
 import argparse
@@ -28,10 +29,10 @@ import numpy as np
 RENAMED = {  # new name -> old name
     "/ranks/source_version": "/ranks/nsys_version",
     "/ranks/source_schema": "/ranks/schema_version",
-    "/inputs/source_version": "/inputs/nsys_version",
-    "/inputs/source_schema": "/inputs/schema_version",
+    "/inputs/version": "/inputs/nsys_version",
+    "/inputs/schema": "/inputs/schema_version",
 }
-NEW_ONLY = {"/ranks/source_format", "/inputs/source_format"}
+NEW_ONLY = {"/ranks/source_format", "/inputs/format"}
 DROPPED = {"/collectives/ops/busbw_gbps"}
 RAGGED = {  # ragged list -> how the old file joined it
     "/desync/missing_ranks", "/desync/blocked_ranks", "/capture_ended/ranks", "/slow_links/hosts",
@@ -150,6 +151,15 @@ def cases(args, work):
         "healthy_pp": ["--layout", "2x4x2", "--hosts", "2", "--iterations", "12", "--seed", "3"],
         "straggler_pp": ["--layout", "1x4x2", "--hosts", "2", "--iterations", "12", "--seed", "5",
                          "--fault", "host_delay:5:4:3"],
+        # Random conventions, crash, no NCCL domain rows, shuffled rows.
+        "straggler_random": ["--layout", "2x2x4", "--hosts", "4", "--iterations", "8", "--fault", "slow_gpu:5:3:1.4",
+                             "--conventions", "random", "--seed", "4"],
+        "host_delay_shuffled": ["--layout", "1x2x4", "--hosts", "2", "--iterations", "8", "--fault", "host_delay:3:2:30",
+                                "--clock-offset-ms", "3", "--seed", "5", "--shuffle-rows"],
+        "crash": ["--layout", "2x2x2", "--hosts", "2", "--iterations", "6", "--fault", "crash:2:3", "--conventions",
+                  "random", "--seed", "5", "--per-host-files"],
+        "no_domain": ["--layout", "2x2x2", "--hosts", "2", "--iterations", "5", "--no-nccl-domain-create", "--seed", "21",
+                      "--fault", "extra_work:6:2:1.3"],
         # Fill the tables with ragged lists: /desync, /capture_ended, /slow_links.
         "hang_pp": ["--layout", "1x4x2", "--hosts", "2", "--iterations", "12", "--seed", "6", "--fault", "hang:3:6"],
         "slow_link": ["--layout", "1x4x4", "--hosts", "4", "--iterations", "12", "--seed", "128",
@@ -173,10 +183,10 @@ def cases(args, work):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--base-bin", required=True)
-    p.add_argument("--new-bin", required=True)
-    p.add_argument("--sim-bin", required=True)
-    p.add_argument("--work", help="folder for runs and outputs (default: a temporary one, removed)")
+    p.add_argument("--old", "--base-bin", dest="base_bin", required=True, help="the straggler-scan to compare with")
+    p.add_argument("--new", "--new-bin", dest="new_bin", required=True)
+    p.add_argument("--sim", "--sim-bin", dest="sim_bin", required=True, help="straggler-sim")
+    p.add_argument("--workdir", "--work", dest="work", help="folder for runs and outputs (default: a temporary one, removed)")
     p.add_argument("--np", type=int, default=1, help="MPI processes per scan (1: no mpirun)")
     p.add_argument("--real", default=os.path.join(here, "..", "..", "shared", "data", "real"))
     args = p.parse_args()
@@ -191,7 +201,8 @@ def main():
                 outs[which] = os.path.join(work, f"{name}.{which}")
                 rc, log = run_scan(binary, dirs, outs[which], args.np)
                 outs[which + "_rc"] = rc
-                outs[which + "_log"] = log.replace(outs[which], "OUT").replace(binary, "BIN")
+                log = log.replace(outs[which], "OUT").replace(binary, "BIN")
+                outs[which + "_log"] = log.replace("nsys-sqlite ", "nsys ") if which == "new" else log
             if outs["old_rc"] != outs["new_rc"]:
                 diffs.append(f"exit status {outs['old_rc']} vs {outs['new_rc']}")
             if outs["old_log"] != outs["new_log"]:

@@ -59,9 +59,9 @@ std::string failure_text(const FailureRow& f) {
 std::string versions(const std::vector<InputFile>& inputs) {
   std::map<std::string, int> seen;
   for (const auto& f : inputs)
-    if (!f.source_version.empty() || !f.source_schema.empty())
-      seen[fmt::format("nsys {} (schema {})", f.source_version.empty() ? "?" : printable(f.source_version),
-                       f.source_schema.empty() ? "?" : printable(f.source_schema))]++;
+    if (!f.version.empty() || !f.schema.empty())
+      seen[fmt::format("{} {} (schema {})", printable(f.format), f.version.empty() ? "?" : printable(f.version),
+                       f.schema.empty() ? "?" : printable(f.schema))]++;
   std::string out;
   for (const auto& [v, n] : seen) out += (out.empty() ? "" : ", ") + v + (seen.size() > 1 ? fmt::format(" x{}", n) : "");
   return out;

@@ -16,8 +16,8 @@ double ms(int64_t ns) { return double(ns) / 1e6; }
 RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMetrics& m) {
   RankOutputs o;
   RankRow& r = o.row;
-  r.host = tl.host, r.file = tl.file, r.source_format = "nsys-sqlite";
-  r.source_version = tl.nsys_version, r.source_schema = tl.schema_version;
+  r.host = tl.host, r.file = tl.file;
+  r.source_format = tl.source.format, r.source_version = tl.source.version, r.source_schema = tl.source.schema;
   r.iteration_source = ranks::iteration_source_name(m.iteration_source);
   r.device = tl.device, r.pid = tl.pid, r.utc_epoch_ns = tl.utc_epoch_ns;
   r.gpu_start_ns = m.gpu_start, r.gpu_end_ns = m.gpu_end, r.steady = m.steady;

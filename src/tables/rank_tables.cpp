@@ -21,9 +21,10 @@ const Table<RankRow>& ranks_table() {
       Distribution::ByRank,
       {col("rank", &R::rank, "", "global training rank"), col("host", &R::host, "", "Hostname of the capture"),
        col("file", &R::file, "", "profile it was read from"),
-       col("source_format", &R::source_format, "", "format of the profile (nsys-sqlite)"),
-       col("source_version", &R::source_version, "", "version of the tool that wrote it"),
-       col("source_schema", &R::source_schema, "", "schema version of the export"),
+       col("source_format", &R::source_format, "", "format of the profile (its reader's name)")
+           .doc("format of the profile (its reader's name, e.g. `nsys-sqlite`)"),
+       col("source_version", &R::source_version, "", "version of the tool that wrote the profile"),
+       col("source_schema", &R::source_schema, "", "schema version of the profile's format"),
        col("iteration_source", &R::iteration_source, "", "nvtx, collective_period or none"),
        col("cause", &R::cause, "", "straggler cause, empty if none")
            .doc("`slow_gpu`, `host_delay`, `extra_work`, `slow_link`, `unknown`, or empty"),

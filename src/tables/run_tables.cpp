@@ -7,9 +7,9 @@ const Table<InputFile>& inputs_table() {
   static const Table<I> t{"/inputs",
                           "one row per profile found",
                           Distribution::Replicated,
-                          {col("path", &I::path), col("source_format", &I::source_format, "", "format of the profile (nsys-sqlite)"),
-                           col("source_version", &I::source_version, "", "version of the tool that wrote it"),
-                           col("source_schema", &I::source_schema, "", "schema version of the export"),
+                          {col("path", &I::path), col("format", &I::format).doc("as `/ranks/source_format`"),
+                           col("version", &I::version).doc("as `/ranks/source_version`"),
+                           col("schema", &I::schema).doc("as `/ranks/source_schema`"),
                            col("ranks", &I::ranks, "", "rank processes read from it (0: failed)")}};
   return t;
 }
