@@ -1,112 +1,225 @@
-#!/usr/bin/python3
-"""Pure-refactor check: runs two straggler-scan binaries on the same inputs and compares every HDF5
-dataset and attribute and the summary JSON, allowing only the layout changes documented in
-docs/hdf5-layout.md ("Layout changes in 0.2"). Exit 1 on any other difference.
+#!/usr/bin/env python3
+"""Compare the HDF5, summary JSON and report of two straggler-scan binaries on the same inputs.
 
-usage: compare_outputs.py --old OLD_SCAN --new NEW_SCAN --sim SIM [--real DIR] [--workdir DIR]
-Inputs: generated runs (straggler-sim; healthy, straggler with pipeline parallelism and random
-conventions, hang, crash, no NCCL domain rows, shuffled rows) and, with --real, the 2-rank real captures.
+Runs both binaries on: the demo run, a healthy and a straggler generated run with pipeline
+parallelism, and the 2-rank real captures in ../shared/data/real; then compares every dataset
+(values, dtype, shape) and attribute, the summary JSON and the printed report, modulo the layout changes of 0.2
+documented in docs/hdf5-layout.md ("Layout changes in 0.2"):
+  - /ranks: nsys_version -> source_version, schema_version -> source_schema, new source_format;
+    /inputs: nsys_version -> version, schema_version -> schema, new format; the report's header
+    names the format ("nsys-sqlite 2024.6 (schema 3.16)" for "nsys 2024.6 (schema 3.16)");
+  - /collectives/ops/busbw_gbps dropped;
+  - comma-joined ragged lists became NAME + NAME_offsets.
+
+Usage: compare_outputs.py --old OLD/straggler-scan --new NEW/straggler-scan --sim straggler-sim
+                          [--workdir DIR] [--np N] [--real DIR]
+Exit status 0 when everything matches, 1 otherwise (each difference printed).
 """
-import argparse, json, os, shutil, subprocess, sys
-import h5py, numpy as np
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 
-RUNS = {
-    "healthy": "--layout 2x2x2 --hosts 2 --iterations 6 --seed 2",
-    "straggler": "--layout 2x2x4 --hosts 4 --iterations 8 --fault slow_gpu:5:3:1.4 --conventions random --seed 4",
-    "host_delay": "--layout 1x2x4 --hosts 2 --iterations 8 --fault host_delay:3:2:30 --clock-offset-ms 3 --seed 5 --shuffle-rows",
-    "hang": "--layout 1x2x4 --hosts 2 --iterations 6 --fault hang:5:3 --conventions random --seed 11",
-    "crash": "--layout 2x2x2 --hosts 2 --iterations 6 --fault crash:2:3 --conventions random --seed 5 --per-host-files",
-    "no_domain": "--layout 2x2x2 --hosts 2 --iterations 5 --no-nccl-domain-create --seed 21 --fault extra_work:6:2:1.3",
+import h5py
+import numpy as np
+
+RENAMED = {  # new name -> old name
+    "/ranks/source_version": "/ranks/nsys_version",
+    "/ranks/source_schema": "/ranks/schema_version",
+    "/inputs/version": "/inputs/nsys_version",
+    "/inputs/schema": "/inputs/schema_version",
 }
-
-# Documented renames (old path -> new path) and removals (issue 9).
-RENAMED = {"/ranks/nsys_version": "/ranks/source_version", "/ranks/schema_version": "/ranks/source_schema",
-           "/inputs/nsys_version": "/inputs/version", "/inputs/schema_version": "/inputs/schema"}
-ADDED = {"/ranks/source_format", "/inputs/format"}
-REMOVED = {"/collectives/ops/busbw_gbps"}
-# Ragged lists: old comma-joined strings, new values + NAME_offsets.
-RAGGED = {"/desync/missing_ranks", "/desync/blocked_ranks", "/capture_ended/ranks", "/slow_links/hosts",
-          "/iterations/change_points/culprit_ranks"}
+NEW_ONLY = {"/ranks/source_format", "/inputs/format"}
+DROPPED = {"/collectives/ops/busbw_gbps"}
+RAGGED = {  # ragged list -> how the old file joined it
+    "/desync/missing_ranks", "/desync/blocked_ranks", "/capture_ended/ranks", "/slow_links/hosts",
+    "/iterations/change_points/culprit_ranks",
+}
+RAGGED_STRINGS = {"/slow_links/hosts"}
 
 
-def items(f):
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def datasets(f):
     out = {}
-    f.visititems(lambda name, obj: out.__setitem__("/" + name, obj))
-    out["/"] = f
+    f.visititems(lambda name, obj: out.__setitem__("/" + name, obj) if isinstance(obj, h5py.Dataset) else None)
     return out
 
 
-def ragged_as_lists(f, path):
-    if path + "_offsets" in f:
-        vals, off = f[path][()], f[path + "_offsets"][()]
-        return [[v.decode() if isinstance(v, bytes) else str(v) for v in vals[off[i]:off[i + 1]]] for i in range(len(off) - 1)]
-    return [[x for x in (s.decode() if isinstance(s, bytes) else s).split(",") if x] for s in f[path][()]]
+def groups(f):
+    out = {"/"}
+    f.visititems(lambda name, obj: out.add("/" + name) if isinstance(obj, h5py.Group) else None)
+    return out
 
 
-def same(a, b):
-    if a.shape != b.shape: return False
-    if a.dtype.kind in "SO" or b.dtype.kind in "SO": return [x for x in a.flat] == [x for x in b.flat]
-    return np.array_equal(a, b, equal_nan=True) and a.dtype == b.dtype
+def attrs(obj, skip=()):
+    return {k: (text(v) if isinstance(v, bytes) else v.tolist() if isinstance(v, np.ndarray) else v)
+            for k, v in obj.attrs.items() if k not in skip}
 
 
-def compare_h5(old, new):
-    diffs = []
-    with h5py.File(old, "r") as fo, h5py.File(new, "r") as fn:
-        io, inn = items(fo), items(fn)
-        for path, obj in io.items():
-            if path in REMOVED: continue
-            if any(path == r or path == r + "_offsets" for r in RAGGED):
-                if path in RAGGED and ragged_as_lists(fo, path) != ragged_as_lists(fn, path): diffs.append(f"{path}: values differ")
+def same_values(a, b):
+    if a.dtype.kind == "S" or b.dtype.kind == "S":
+        return a.shape == b.shape and a.dtype == b.dtype and [text(x) for x in a.flat] == [text(x) for x in b.flat]
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+def ragged_as_joined(new, path):
+    values, offsets = new[path][()], new[path + "_offsets"][()]
+    rows = []
+    for i in range(len(offsets) - 1):
+        part = values[offsets[i]:offsets[i + 1]]
+        rows.append(",".join(text(x) for x in part))
+    return rows
+
+
+def compare_h5(old_path, new_path, diffs):
+    with h5py.File(old_path, "r") as old, h5py.File(new_path, "r") as new:
+        od, nd = datasets(old), datasets(new)
+        if groups(old) != groups(new):
+            diffs.append(f"groups differ: {sorted(groups(old) ^ groups(new))}")
+        for g in groups(old) & groups(new):
+            skip = ("command_line",) if g == "/" else ()
+            if attrs(old[g], skip) != attrs(new[g], skip):
+                diffs.append(f"{g}: attributes differ: {attrs(old[g], skip)} vs {attrs(new[g], skip)}")
+        expected_new = set()
+        for path, o in od.items():
+            if path in DROPPED:
                 continue
-            npath = RENAMED.get(path, path)
-            if npath not in inn: diffs.append(f"{path}: missing in new"); continue
-            nobj = inn[npath]
-            if isinstance(obj, h5py.Dataset) and not same(obj[()] if obj.shape != () else np.array(obj[()]), nobj[()] if nobj.shape != () else np.array(nobj[()])):
-                diffs.append(f"{path}: values differ")
-            for k, v in obj.attrs.items():
-                if path == "/" and k == "command_line": continue
-                if k not in nobj.attrs: diffs.append(f"{path}@{k}: missing in new"); continue
-                if not np.array_equal(np.asarray(v), np.asarray(nobj.attrs[k])) and path not in RENAMED: diffs.append(f"{path}@{k} differs")
-        known = set(RENAMED.values()) | ADDED | {r + "_offsets" for r in RAGGED}
-        for path in inn:
-            if path not in io and path not in known: diffs.append(f"{path}: new dataset not documented here")
-    return diffs
+            if path in RAGGED:
+                expected_new |= {path, path + "_offsets"}
+                if path not in nd or path + "_offsets" not in nd:
+                    diffs.append(f"{path}: ragged list missing")
+                    continue
+                if [text(x) for x in o[()]] != ragged_as_joined(new, path):
+                    diffs.append(f"{path}: ragged values differ")
+                continue
+            target = next((n for n, old_name in RENAMED.items() if old_name == path), path)
+            expected_new.add(target)
+            if target not in nd:
+                diffs.append(f"{path}: missing in the new file (as {target})")
+                continue
+            n = nd[target]
+            if not same_values(o[()] if o.shape != () else np.array(o[()]), n[()] if n.shape != () else np.array(n[()])):
+                diffs.append(f"{path}: values differ ({o.dtype}{o.shape} vs {n.dtype}{n.shape})")
+            if target == path and attrs(o) != attrs(n):
+                diffs.append(f"{path}: attributes differ: {attrs(o)} vs {attrs(n)}")
+        extra = set(nd) - expected_new - NEW_ONLY
+        if extra:
+            diffs.append(f"datasets only in the new file: {sorted(extra)}")
 
 
-def compare_json(old, new):
-    a, b = json.load(open(old)), json.load(open(new))
-    return [] if a == b else ["summary JSON differs: keys " + ", ".join(k for k in set(a) | set(b) if a.get(k) != b.get(k))]
+def compare_json(old_path, new_path, diffs):
+    with open(old_path) as a, open(new_path) as b:
+        old, new = json.load(a), json.load(b)
+
+    def walk(x, y, where):
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in sorted(set(x) | set(y)):
+                if k == "command_line":
+                    continue
+                if k not in x or k not in y:
+                    diffs.append(f"summary {where}.{k}: only in {'new' if k in y else 'old'}")
+                else:
+                    walk(x[k], y[k], f"{where}.{k}")
+        elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for i, (p, q) in enumerate(zip(x, y)):
+                walk(p, q, f"{where}[{i}]")
+        elif x != y:
+            diffs.append(f"summary {where}: {x!r} vs {y!r}")
+
+    walk(old, new, "")
+
+
+def run_scan(binary, run_dirs, out, np_):
+    cmd = ([] if np_ <= 1 else ["mpirun", "--oversubscribe", "-n", str(np_)]) + [binary, *run_dirs, "-o",
+                                                                                  out + ".h5", "--summary", out + ".json"]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # containers run as root
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    return r.returncode, r.stdout
+
+
+def cases(args, work):
+    sim = args.sim_bin
+    runs = {
+        "demo": ["--layout", "2x2x8", "--hosts", "4", "--iterations", "20", "--seed", "7", "--clock-offset-ms", "3",
+                 "--fault", "slow_gpu:13:8:1.4"],
+        "healthy_pp": ["--layout", "2x4x2", "--hosts", "2", "--iterations", "12", "--seed", "3"],
+        "straggler_pp": ["--layout", "1x4x2", "--hosts", "2", "--iterations", "12", "--seed", "5",
+                         "--fault", "host_delay:5:4:3"],
+        # Random conventions, crash, no NCCL domain rows, shuffled rows.
+        "straggler_random": ["--layout", "2x2x4", "--hosts", "4", "--iterations", "8", "--fault", "slow_gpu:5:3:1.4",
+                             "--conventions", "random", "--seed", "4"],
+        "host_delay_shuffled": ["--layout", "1x2x4", "--hosts", "2", "--iterations", "8", "--fault", "host_delay:3:2:30",
+                                "--clock-offset-ms", "3", "--seed", "5", "--shuffle-rows"],
+        "crash": ["--layout", "2x2x2", "--hosts", "2", "--iterations", "6", "--fault", "crash:2:3", "--conventions",
+                  "random", "--seed", "5", "--per-host-files"],
+        "no_domain": ["--layout", "2x2x2", "--hosts", "2", "--iterations", "5", "--no-nccl-domain-create", "--seed", "21",
+                      "--fault", "extra_work:6:2:1.3"],
+        # Fill the tables with ragged lists: /desync, /capture_ended, /slow_links.
+        "hang_pp": ["--layout", "1x4x2", "--hosts", "2", "--iterations", "12", "--seed", "6", "--fault", "hang:3:6"],
+        "slow_link": ["--layout", "1x4x4", "--hosts", "4", "--iterations", "12", "--seed", "128",
+                      "--fault", "slow_link:1:2:3"],
+    }
+    for name, opts in runs.items():
+        d = os.path.join(work, name)
+        subprocess.run([sim, d, *opts], check=True, stdout=subprocess.DEVNULL)
+        yield name, [d]
+    if os.path.isdir(args.real):
+        for f in sorted(os.listdir(args.real)):
+            if "2gpu" in f and f.endswith(".sqlite"):
+                d = os.path.join(work, "real_" + f[:-7])
+                os.makedirs(d, exist_ok=True)
+                link = os.path.join(d, f)
+                if not os.path.exists(link):
+                    os.symlink(os.path.join(args.real, f), link)
+                yield "real_" + f[:-7], [d]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--old", required=True); ap.add_argument("--new", required=True); ap.add_argument("--sim", required=True)
-    ap.add_argument("--real"); ap.add_argument("--workdir", default="/tmp/ss-compare")
-    a = ap.parse_args()
-    shutil.rmtree(a.workdir, ignore_errors=True); os.makedirs(a.workdir)
-    inputs = {}
-    for name, args in RUNS.items():
-        d = os.path.join(a.workdir, name)
-        subprocess.run([a.sim, d] + args.split(), check=True, stderr=subprocess.DEVNULL)
-        inputs[name] = [d]
-    if a.real and os.path.isdir(a.real):
-        for n in ("nsysai_mfu_2gpu_before", "nsysai_mfu_2gpu_after", "nsysai_h100_2gpu_1s"):
-            p = os.path.join(a.real, n + ".sqlite")
-            if os.path.exists(p): inputs[n] = [p]
-    bad = 0
-    for name, ins in inputs.items():
-        outs = {}
-        for side, binary in (("old", a.old), ("new", a.new)):
-            o = os.path.join(a.workdir, f"{name}-{side}")
-            r = subprocess.run([binary] + ins + ["-o", o + ".h5", "--summary", o + ".json", "-q"], capture_output=True, text=True)
-            outs[side] = (o, r.returncode, r.stderr)
-        if outs["old"][1] != outs["new"][1]:
-            print(f"{name}: exit {outs['old'][1]} vs {outs['new'][1]}"); bad += 1; continue
-        d = compare_h5(outs["old"][0] + ".h5", outs["new"][0] + ".h5") + compare_json(outs["old"][0] + ".json", outs["new"][0] + ".json")
-        print(f"{name}: {'same' if not d else 'DIFFERENT'}")
-        for x in d: print("   ", x)
-        bad += bool(d)
-    return 1 if bad else 0
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--old", "--base-bin", dest="base_bin", required=True, help="the straggler-scan to compare with")
+    p.add_argument("--new", "--new-bin", dest="new_bin", required=True)
+    p.add_argument("--sim", "--sim-bin", dest="sim_bin", required=True, help="straggler-sim")
+    p.add_argument("--workdir", "--work", dest="work", help="folder for runs and outputs (default: a temporary one, removed)")
+    p.add_argument("--np", type=int, default=1, help="MPI processes per scan (1: no mpirun)")
+    p.add_argument("--real", default=os.path.join(here, "..", "..", "shared", "data", "real"))
+    args = p.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="compare-outputs-")
+    os.makedirs(work, exist_ok=True)
+    failed = 0
+    try:
+        for name, dirs in cases(args, work):
+            diffs = []
+            outs = {}
+            for which, binary in (("old", args.base_bin), ("new", args.new_bin)):
+                outs[which] = os.path.join(work, f"{name}.{which}")
+                rc, log = run_scan(binary, dirs, outs[which], args.np)
+                outs[which + "_rc"] = rc
+                log = log.replace(outs[which], "OUT").replace(binary, "BIN")
+                outs[which + "_log"] = log.replace("nsys-sqlite ", "nsys ") if which == "new" else log
+            if outs["old_rc"] != outs["new_rc"]:
+                diffs.append(f"exit status {outs['old_rc']} vs {outs['new_rc']}")
+            if outs["old_log"] != outs["new_log"]:
+                diffs.append("the report (standard output and error) differs")
+            if os.path.exists(outs["old"] + ".h5") and os.path.exists(outs["new"] + ".h5"):
+                compare_h5(outs["old"] + ".h5", outs["new"] + ".h5", diffs)
+                compare_json(outs["old"] + ".json", outs["new"] + ".json", diffs)
+            else:
+                diffs.append("an output is missing")
+            print(f"{name}: {'same' if not diffs else 'DIFFERENT'}")
+            for d in diffs:
+                print("  " + d)
+            failed += bool(diffs)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

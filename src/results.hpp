@@ -1,5 +1,5 @@
-// Result tables: everything the writers (HDF5, summary JSON, report) see. Writers never touch
-// timelines or input formats. Built by the driver; identical on every MPI process where noted.
+// Result rows: everything the writers (HDF5, summary JSON, report) see; the tables they form are
+// declared in src/tables/. Writers never touch timelines or input formats. Built by the driver; identical on every MPI process where noted.
 #pragma once
 #include <array>
 #include <cstdint>
