@@ -22,7 +22,7 @@ const Table<RankRow>& ranks_table() {
       {col("rank", &R::rank, "", "global training rank"), col("host", &R::host, "", "Hostname of the capture"),
        col("file", &R::file, "", "profile it was read from"),
        col("source_format", &R::source_format, "", "format of the profile (its reader's name)")
-           .doc("format of the profile (its reader's name, e.g. `nsys-sqlite`)"),
+           .doc("format of the profile (its reader's name)"),
        col("source_version", &R::source_version, "", "version of the tool that wrote the profile"),
        col("source_schema", &R::source_schema, "", "schema version of the profile's format"),
        col("iteration_source", &R::iteration_source, "", "nvtx, collective_period or none"),
