@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Compare the HDF5, summary JSON and report of two straggler-scan binaries on the same inputs.
 
 Runs both binaries on: the demo run, a healthy and a straggler generated run with pipeline
@@ -190,6 +190,7 @@ def main():
     p.add_argument("--np", type=int, default=1, help="MPI processes per scan (1: no mpirun)")
     p.add_argument("--real", default=os.path.join(here, "..", "..", "shared", "data", "real"))
     args = p.parse_args()
+    args.real = os.path.abspath(args.real)  # symlinked from the work folder
     work = args.work or tempfile.mkdtemp(prefix="compare-outputs-")
     os.makedirs(work, exist_ok=True)
     failed = 0
