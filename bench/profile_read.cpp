@@ -6,12 +6,14 @@
 #include <cstdio>
 
 #include "ranks/metrics.hpp"
-#include "ranks/nsys_reader.hpp"
+#include "collectives/nccl_annotate.hpp"
+#include "ranks/profile_reader.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) return std::fprintf(stderr, "usage: profile_read FILE\n"), 2;
   auto t0 = std::chrono::steady_clock::now();
-  auto tls = ranks::read_nsys(argv[1]);
+  auto tls = ranks::read_profile(argv[1]);
+  for (auto& tl : tls) collectives::annotate_nccl(tl);
   auto t1 = std::chrono::steady_clock::now();
   size_t kernels = 0;
   double busy = 0;

@@ -64,7 +64,7 @@ enum : int32_t { kCompute = 7, kTp = 11, kDp = 12, kPrev = 13, kNext = 14 };
 ranks::RankTimeline synthesize(const Job& job, int rank, const std::string& path) {
   ranks::RankTimeline tl;
   tl.file = path, tl.host = "node-" + std::to_string(rank / 8), tl.device = rank % 8, tl.pid = 1000 + rank % 8;
-  tl.nsys_version = "synthetic", tl.schema_version = "3.25", tl.utc_epoch_ns = kEpoch;
+  tl.source = {"synthetic", "1", "1"}, tl.utc_epoch_ns = kEpoch;
   const int tp_rank = rank % job.tp, dp_rank = (rank / job.tp) % job.dp, stage = rank / (job.tp * job.dp);
   const uint64_t tp_group = uint64_t(stage * job.dp + dp_rank), dp_group = uint64_t(stage * job.tp + tp_rank);
   const uint64_t chain = uint64_t(dp_rank * job.tp + tp_rank);
@@ -85,7 +85,7 @@ ranks::RankTimeline synthesize(const Job& job, int rank, const std::string& path
     const int64_t t = (i + 1) * kPeriod;
     tl.nvtx.start.push_back(t), tl.nvtx.end.push_back(t + kPeriod);
     tl.nvtx.name.push_back(tl.names.intern("ProfilerStep#" + std::to_string(i)));
-    tl.nvtx.nccl_domain.push_back(0), tl.nvtx.tid.push_back(1);
+    tl.nvtx.domain.push_back(ranks::kNoName), tl.nvtx.tid.push_back(1);
     const uint64_t tg = 1 + tp_group, dg = 1 << 20 | dp_group;
     for (int j = 0; j < kTpOps; ++j) {
       const int64_t end = t + wander(tg, i) + (j + 1) * 1'200'000 + jitter(tg, uint64_t(i), uint64_t(j), 100'000);
@@ -110,7 +110,7 @@ ranks::RankTimeline synthesize(const Job& job, int rank, const std::string& path
   auto& kc = tl.kernels;
   for (const auto& k : ks) {
     kc.start.push_back(k.start), kc.end.push_back(k.end), kc.stream.push_back(k.stream), kc.name.push_back(k.name);
-    kc.launch.push_back(k.start - 10'000), kc.nccl_api.push_back(ranks::kNoName), kc.is_nccl.push_back(k.nccl);
+    kc.launch.push_back(k.start - 10'000), kc.launch_tid.push_back(1), kc.launch_dur.push_back(5'000);
   }
   tl.launches_total = int64_t(ks.size());
   tl.capture_start = 0, tl.capture_end = (job.iterations + 2) * kPeriod;

@@ -4,7 +4,7 @@
 // bounds-checked substr/find, no allocation, no indexing past the end, no reliance on NUL
 // termination (embedded NULs are ordinary characters). Work is linear in the name length.
 //
-// Schemes (see ../shared/docs/nsys-export-notes.md section 4.1):
+// Schemes (see the export notes in ../shared/docs, section 4.1):
 //  NCCL >= 2.19  ncclDevKernel_<Coll>[_<RedOp>_<ty>]_<ALGO>_<PROTO>   ncclDevKernel_AllReduce_Sum_f32_RING_LL
 //  2.8 .. 2.18   ncclKernel_<Coll>_<ALGO>_<PROTO>_<RedOp>_<ctype>      ncclKernel_AllReduce_RING_LL_Sum_float
 //  <= 2.7        nccl<Coll>[<Algo>][<Proto>]Kernel_<op>_<ty>          ncclAllReduceRingLLKernel_sum_f32(ncclColl)
@@ -253,7 +253,7 @@ int dtype_bytes(NcclDtype d) {
   return 0;
 }
 
-// Case-sensitive "nccl" prefix, as nsys's `shortName LIKE 'nccl%'` convention and HTA's `^nccl`
+// Case-sensitive "nccl" prefix, as Nsight Systems' `shortName LIKE 'nccl%'` convention and HTA's `^nccl`
 // regex: forks such as NCCLX ("ncclx...") and unknown future kernels count as NCCL communication.
 bool is_nccl_kernel(std::string_view name) { return starts(name, "nccl"); }
 

@@ -1,5 +1,7 @@
 #include "ranks/discovery.hpp"
 
+#include <cctype>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,10 +11,29 @@
 #include <regex>
 #include <set>
 
+#include "ranks/profile_reader.hpp"
+
 namespace ranks {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The profile formats' file extensions, as "*.sqlite, *.json" and as a regex "(?:\.sqlite|\.json)".
+std::string extension_list() {
+  std::string out;
+  for (const auto& f : profile_formats())
+    for (const auto& e : f.extensions) out += (out.empty() ? "*" : ", *") + e;
+  return out;
+}
+std::string extension_pattern() {
+  std::string out;
+  for (const auto& f : profile_formats())
+    for (const auto& e : f.extensions) {
+      out += out.empty() ? "(?:" : "|";
+      for (char c : e) out += std::isalnum(static_cast<unsigned char>(c)) ? std::string(1, c) : std::string("\\") + c;
+    }
+  return out.empty() ? "(?!)" : out + ")";
+}
 
 std::optional<int> capture_int(const std::string& text, const std::regex& re) {
   std::smatch m;
@@ -114,6 +135,45 @@ void consider(const fs::path& p, Discovery& d) {
 
 }  // namespace
 
+namespace {
+
+// The rank (or node) each file name gives: --rank-pattern, or rank_12 / x.12.<ext>; node_3, host-3.
+void name_ranks(Discovery& d, const DiscoveryOptions& opt) {
+  std::regex rank_re, node_re(R"((?:node|host|nid)[-_]?(\d+))", std::regex::icase),
+      trailing_re(R"((\d+))" + extension_pattern() + "$");
+  try {
+    rank_re = opt.rank_pattern.empty()
+                  ? std::regex(R"(rank[-_]?(\d+)|\.(\d+))" + extension_pattern() + "$", std::regex::icase)
+                  : std::regex(opt.rank_pattern);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "'");
+  }
+  auto rank_of = [&](const std::string& path) -> std::optional<int> {
+    const std::string name = fs::path(path).filename().string();
+    std::smatch m;
+    if (std::regex_search(name, m, rank_re))
+      for (size_t g = 1; g < m.size(); ++g)
+        if (m[g].matched) return capture_int(m[g].str() + "", std::regex("^(\\d+)$"));
+    return std::nullopt;
+  };
+  for (auto& f : d.files) {
+    const std::string name = fs::path(f.path).filename().string();
+    f.rank_from_name = rank_of(f.path);
+    if (!f.rank_from_name) {
+      f.node_from_name = capture_int(name, node_re);
+      if (!f.node_from_name) f.node_from_name = capture_int(name, trailing_re);
+    }
+  }
+  for (auto& s : d.skipped) s.rank_from_name = rank_of(s.path);
+  if (!opt.rank_pattern.empty() &&
+      std::none_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); }))
+    throw UsageError("--rank-pattern '" + printable(opt.rank_pattern) + "' gives a rank for no file name (e.g. " +
+                     printable(fs::path(d.files[0].path).filename().string()) +
+                     "): it needs a match whose first matching capture group is a number");
+}
+
+}  // namespace
+
 Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOptions& opt) {
   Discovery d;
   for (const auto& in : inputs) {
@@ -129,7 +189,7 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
           if (it->is_directory(ec)) it.disable_recursion_pending();
           continue;
         }
-        if (it->path().extension() == ".sqlite") consider(it->path(), d);
+        if (has_profile_extension(name)) consider(it->path(), d);
       }
     } else if (fs::exists(fs::symlink_status(p, ec))) {
       consider(p, d);
@@ -167,57 +227,26 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
     if (!d.skipped.empty())
       where += " (skipped " + printable(d.skipped[0].path) + ": " + d.skipped[0].reason +
                (d.skipped.size() > 1 ? ", and " + std::to_string(d.skipped.size() - 1) + " more" : "") + ")";
-    throw UsageError("no profile (*.sqlite) found in " + where);
+    throw UsageError("no profile (" + extension_list() + ") found in " + where);
   }
 
-  std::regex rank_re, node_re(R"((?:node|host|nid)[-_]?(\d+))", std::regex::icase),
-      trailing_re(R"((\d+)\.sqlite$)");
-  try {
-    rank_re = opt.rank_pattern.empty()
-                  ? std::regex(R"(rank[-_]?(\d+)|\.(\d+)\.sqlite$)", std::regex::icase)
-                  : std::regex(opt.rank_pattern);
-  } catch (const std::regex_error& e) {
-    throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "'");
-  }
-  auto rank_of = [&](const std::string& path) -> std::optional<int> {
-    const std::string name = fs::path(path).filename().string();
-    std::smatch m;
-    if (std::regex_search(name, m, rank_re))
-      for (size_t g = 1; g < m.size(); ++g)
-        if (m[g].matched) return capture_int(m[g].str() + "", std::regex("^(\\d+)$"));
-    return std::nullopt;
-  };
-  for (auto& f : d.files) {
-    const std::string name = fs::path(f.path).filename().string();
-    f.rank_from_name = rank_of(f.path);
-    if (!f.rank_from_name) {
-      f.node_from_name = capture_int(name, node_re);
-      if (!f.node_from_name) f.node_from_name = capture_int(name, trailing_re);
-    }
-  }
-  for (auto& s : d.skipped) s.rank_from_name = rank_of(s.path);
-  if (!opt.rank_pattern.empty() &&
-      std::none_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); }))
-    throw UsageError("--rank-pattern '" + printable(opt.rank_pattern) + "' gives a rank for no file name (e.g. " +
-                     printable(fs::path(d.files[0].path).filename().string()) +
-                     "): it needs a match whose first matching capture group is a number");
+  name_ranks(d, opt);
   if (!opt.rank_map_file.empty()) d.rank_map = read_rank_map(opt.rank_map_file, d.files);
   return d;
 }
 
-Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found) {
-  Assignment a;
-  a.rank.assign(found.size(), -1);
-  a.errors.assign(found.size(), "");
-  a.claimed.assign(found.size(), -1);
-  // A run whose files are named by rank: a file with neither a rank nor a node number in its name
-  // has no rank of its own (giving it one by position would only collide with a named file).
-  const bool named_by_rank =
-      std::any_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); });
-  auto unnumbered = [&](const ProfileFile& f) { return named_by_rank && !f.rank_from_name && !f.node_from_name; };
-  // Node index of multi-process files without a rank in the name: from the name, else by order.
+namespace {
+
+// A file with neither a rank nor a node number in its name, in a run named by rank.
+bool unnumbered_file(const ProfileFile& f, bool named_by_rank) { return named_by_rank && !f.rank_from_name && !f.node_from_name; }
+
+// Node index of multi-process files without a rank in the name: from the name, else by order;
+// per_node becomes the most rank processes in one such file.
+std::map<size_t, int> number_nodes(const Discovery& d, const std::vector<FoundProcess>& found, bool named_by_rank,
+                                   int& per_node) {
+  auto unnumbered = [&](const ProfileFile& f) { return unnumbered_file(f, named_by_rank); };
   std::map<size_t, int> node_of_file;
-  int per_node = 1, next_node = 0;
+  int next_node = 0;
   std::set<size_t> multi;
   for (const auto& p : found)
     if (!d.files[p.file].rank_from_name && !unnumbered(d.files[p.file]))
@@ -233,6 +262,42 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
       node_of_file[f] = next_node++;
     }
   }
+  return node_of_file;
+}
+
+void drop_duplicate_ranks(const Discovery& d, const std::vector<FoundProcess>& found, Assignment& a) {
+  // Duplicates: the first claimant in (file, local index) order keeps the rank.
+  std::vector<size_t> order(found.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::tie(found[x].file, found[x].local_index) < std::tie(found[y].file, found[y].local_index);
+  });
+  std::map<int, size_t> owner;
+  for (size_t i : order) {
+    if (a.rank[i] < 0) continue;
+    auto [it, fresh] = owner.emplace(a.rank[i], i);
+    if (!fresh) {
+      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " +
+                    printable(d.files[found[it->second].file].path);
+      a.rank[i] = -1;
+    }
+  }
+}
+
+}  // namespace
+
+Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found) {
+  Assignment a;
+  a.rank.assign(found.size(), -1);
+  a.errors.assign(found.size(), "");
+  a.claimed.assign(found.size(), -1);
+  // A run whose files are named by rank: a file with neither a rank nor a node number in its name
+  // has no rank of its own (giving it one by position would only collide with a named file).
+  const bool named_by_rank =
+      std::any_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); });
+  auto unnumbered = [&](const ProfileFile& f) { return unnumbered_file(f, named_by_rank); };
+  int per_node = 1;
+  std::map<size_t, int> node_of_file = number_nodes(d, found, named_by_rank, per_node);
   for (size_t i = 0; i < found.size(); ++i) {
     const auto& p = found[i];
     const auto& file = d.files[p.file];
@@ -272,22 +337,7 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
     }
     a.rank[i] = a.claimed[i] = rank;
   }
-  // Duplicates: the first claimant in (file, local index) order keeps the rank.
-  std::vector<size_t> order(found.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return std::tie(found[x].file, found[x].local_index) < std::tie(found[y].file, found[y].local_index);
-  });
-  std::map<int, size_t> owner;
-  for (size_t i : order) {
-    if (a.rank[i] < 0) continue;
-    auto [it, fresh] = owner.emplace(a.rank[i], i);
-    if (!fresh) {
-      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " +
-                    printable(d.files[found[it->second].file].path);
-      a.rank[i] = -1;
-    }
-  }
+  drop_duplicate_ranks(d, found, a);
   return a;
 }
 

@@ -104,7 +104,8 @@ void sort_timeline(RankTimeline& tl) {
   auto& k = tl.kernels;
   if (auto idx = order_by_start(k.start, k.end); !idx.empty()) {
     permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx);
-    permute(k.launch, idx), permute(k.nccl_api, idx), permute(k.is_nccl, idx);
+    permute(k.launch, idx), permute(k.launch_tid, idx), permute(k.launch_dur, idx);
+    permute(k.nccl_api, idx), permute(k.is_nccl, idx);  // annotations, when present
   }
   auto& c = tl.copies;
   if (auto idx = order_by_start(c.start, c.end); !idx.empty()) {
@@ -116,7 +117,8 @@ void sort_timeline(RankTimeline& tl) {
   }
   auto& n = tl.nvtx;
   if (auto idx = order_by_start(n.start, n.end); !idx.empty()) {
-    permute(n.start, idx), permute(n.end, idx), permute(n.name, idx), permute(n.nccl_domain, idx), permute(n.tid, idx);
+    permute(n.start, idx), permute(n.end, idx), permute(n.name, idx), permute(n.domain, idx), permute(n.tid, idx);
+    permute(n.nccl_domain, idx);
   }
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   auto extent = [&](const std::vector<int64_t>& s, const std::vector<int64_t>& e) {

@@ -16,7 +16,8 @@
 #include "output_files.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/metrics.hpp"
-#include "ranks/nsys_reader.hpp"
+#include "collectives/nccl_annotate.hpp"
+#include "ranks/profile_reader.hpp"
 #include "report.hpp"
 #include "rows.hpp"
 #include "summary_json.hpp"
@@ -117,7 +118,7 @@ struct LocalRank {
 }  // namespace
 
 int run_analysis(Transport& t, const Options& opt) {
-  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_nsys(path); });
+  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_profile(path); });
 }
 
 int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
@@ -140,8 +141,9 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     try {
       auto timelines = read(d.files[f].path);
       file_info.pod<uint8_t>(1);
-      file_info.str(timelines.front().nsys_version);
-      file_info.str(timelines.front().schema_version);
+      for (auto& tl : timelines) collectives::annotate_nccl(tl);
+      const auto& source = timelines.front().source;
+      file_info.str(source.format), file_info.str(source.version), file_info.str(source.schema);
       file_info.pod<int32_t>(int32_t(timelines.size()));
       for (size_t i = 0; i < timelines.size(); ++i) {
         auto& tl = timelines[i];
@@ -178,8 +180,9 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     while (!r.done()) {
       const auto f = r.pod<uint64_t>();
       if (r.pod<uint8_t>()) {
-        res.inputs[f].nsys_version = r.str();
-        res.inputs[f].schema_version = r.str();
+        res.inputs[f].format = r.str();
+        res.inputs[f].version = r.str();
+        res.inputs[f].schema = r.str();
         res.inputs[f].ranks = r.pod<int32_t>();
       } else {
         res.failures.push_back({name_rank(f), d.files[f].path, r.str()});

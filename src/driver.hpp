@@ -15,5 +15,5 @@ namespace straggler {
 // benchmarks substitute synthetic timelines.
 using ProfileReader = std::function<std::vector<ranks::RankTimeline>(const std::string& path)>;
 int run_analysis(Transport& t, const Options& opt, const ProfileReader& read);
-int run_analysis(Transport& t, const Options& opt);  // nsys SQLite exports
+int run_analysis(Transport& t, const Options& opt);  // profiles read by ranks::read_profile
 }

@@ -59,9 +59,9 @@ std::string failure_text(const FailureRow& f) {
 std::string versions(const std::vector<InputFile>& inputs) {
   std::map<std::string, int> seen;
   for (const auto& f : inputs)
-    if (!f.nsys_version.empty() || !f.schema_version.empty())
-      seen[fmt::format("nsys {} (schema {})", f.nsys_version.empty() ? "?" : printable(f.nsys_version),
-                       f.schema_version.empty() ? "?" : printable(f.schema_version))]++;
+    if (!f.version.empty() || !f.schema.empty())
+      seen[fmt::format("{} {} (schema {})", printable(f.format), f.version.empty() ? "?" : printable(f.version),
+                       f.schema.empty() ? "?" : printable(f.schema))]++;
   std::string out;
   for (const auto& [v, n] : seen) out += (out.empty() ? "" : ", ") + v + (seen.size() > 1 ? fmt::format(" x{}", n) : "");
   return out;
@@ -89,8 +89,8 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
 
-// step: what the change points measure ("step time" only when iterations come from step markers).
-void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step) {
+// The verdict line: what was found, and over how much evidence.
+void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed) {
   const auto& v = x.verdict;
   if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
     os << "verdict: healthy: no straggler, no slow link, no desync";
@@ -120,6 +120,12 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
   }
   os << fmt::format(" ({}, {}; {:.1f} MB exchanged between processes)\n", plural(x.comms.size(), "communicator"),
                     plural(size_t(x.clock.ops), "matched collective"), double(x.bytes_exchanged_total) / 1e6);
+}
+
+// One line per finding. step: what the change points measure ("step time" only when iterations
+// come from step markers).
+void print_findings(std::ostream& os, const CrossRankResults& x, const char* step) {
+  const auto& v = x.verdict;
   for (const auto& s : v.stragglers)
     os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, printable(s.host), collectives::cause_name(s.cause),
                       s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
@@ -144,6 +150,9 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
     os << fmt::format("  {} changed at iteration {}: {:.2f} -> {:.2f} ms{}: {}\n", step, cp.iteration, cp.before_ms,
                       cp.after_ms, who.empty() ? "" : " (ranks that changed: " + who + ")", cp.explanation);
   }
+}
+
+void print_clock_and_layout(std::ostream& os, const CrossRankResults& x) {
   if (!x.clock.rejected.empty())
     os << "  clocks: NOT corrected: " << x.clock.rejected << "\n";
   else
@@ -164,6 +173,10 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
     os << "  layout: unknown (no --layout, and the communicators found do not determine a TP x PP x DP layout); each rank is "
           "compared with all ranks\n";
   }
+}
+
+// Layout notes, mismatched collective types, and communicators cut short by their captures.
+void print_communicator_notes(std::ostream& os, const CrossRankResults& x) {
   for (const auto& n : x.layout.notes)
     os << "  note: " << printable(n) << "\n";
   for (const auto& c : x.comms)
@@ -182,6 +195,13 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
     os << fmt::format("  note: {} {} members with different op counts where the captures ended "
                       "at different times; ops are matched up to the shortest\n", plural(uneven, "communicator"),
                       uneven == 1 ? "has" : "have");
+}
+
+void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step) {
+  print_headline(os, x, in_failed);
+  print_findings(os, x, step);
+  print_clock_and_layout(os, x);
+  print_communicator_notes(os, x);
 }
 
 }  // namespace

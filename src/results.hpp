@@ -1,5 +1,5 @@
-// Result tables: everything the writers (HDF5, summary JSON, report) see. Writers never touch
-// timelines or input formats. Built by the driver; identical on every MPI process where noted.
+// Result rows: everything the writers (HDF5, summary JSON, report) see; the tables they form are
+// declared in src/tables/. Writers never touch timelines or input formats. Built by the driver; identical on every MPI process where noted.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -13,7 +13,8 @@ namespace straggler {
 // One row per analysed rank (sorted by rank in RunResults::ranks).
 struct RankRow {
   int32_t rank = -1;
-  std::string host, file, nsys_version, schema_version, iteration_source;
+  std::string host, file, iteration_source;
+  std::string source_format, source_version, source_schema;  // RankTimeline::source
   int32_t device = -1;
   int64_t pid = -1;
   int64_t utc_epoch_ns = 0;
@@ -69,7 +70,7 @@ struct FailureRow {
 };
 
 struct InputFile {
-  std::string path, nsys_version, schema_version;
+  std::string path, format, version, schema;  // RankTimeline::source of its rank processes
   int32_t ranks = 0;  // rank processes found in it
 };
 

@@ -5,53 +5,19 @@
 #include <set>
 
 #include "exchange.hpp"
+#include "tables/rank_tables.hpp"
 
 namespace straggler {
 namespace {
 double ms(int64_t ns) { return double(ns) / 1e6; }
 
-void put(ByteWriter& w, const RankRow& r) {
-  w.pod(r.rank), w.str(r.host), w.str(r.file), w.str(r.nsys_version), w.str(r.schema_version);
-  w.str(r.iteration_source), w.pod(r.device), w.pod(r.pid), w.pod(r.utc_epoch_ns), w.pod(r.gpu_start_ns);
-  w.pod(r.gpu_end_ns), w.pod(r.steady), w.pod(r.kernel_count), w.pod(r.nccl_kernel_count), w.pod(r.copy_count);
-  for (double v : {r.scope_ms, r.busy_ms, r.compute_ms, r.nccl_ms, r.exposed_nccl_ms, r.idle_ms, r.whole_ms,
-                   r.whole_busy_ms, r.whole_idle_ms})
-    w.pod(v);
-  w.pod(r.gap_count), w.pod(r.long_gap_count), w.pod(r.long_gap_ms), w.pod(r.h2d_bytes), w.pod(r.d2h_bytes);
-  w.pod(r.h2d_ms), w.pod(r.d2h_ms), w.pod(r.sync_count), w.pod(r.sync_ms), w.pod(r.iterations);
-  w.pod(r.step_ms_median), w.pod(r.step_ms_p90), w.pod(r.step_ms_mean);
-  w.pod(r.collective_ops), w.pod(r.late_count), w.pod(r.late_fraction), w.pod(r.wait_ms), w.pod(r.blame_ms);
-  w.pod(r.hold_ms), w.pod(r.clock_offset_ms), w.pod(r.clock_drift_ppm), w.pod(r.clock_aligned);
-  w.pod(r.straggler_score), w.str(r.cause);
-}
-
-RankRow get(ByteReader& b) {
-  RankRow r;
-  r.rank = b.pod<int32_t>(), r.host = b.str(), r.file = b.str(), r.nsys_version = b.str();
-  r.schema_version = b.str(), r.iteration_source = b.str(), r.device = b.pod<int32_t>(), r.pid = b.pod<int64_t>();
-  r.utc_epoch_ns = b.pod<int64_t>(), r.gpu_start_ns = b.pod<int64_t>(), r.gpu_end_ns = b.pod<int64_t>();
-  r.steady = b.pod<uint8_t>(), r.kernel_count = b.pod<int64_t>(), r.nccl_kernel_count = b.pod<int64_t>();
-  r.copy_count = b.pod<int64_t>();
-  for (double* v : {&r.scope_ms, &r.busy_ms, &r.compute_ms, &r.nccl_ms, &r.exposed_nccl_ms, &r.idle_ms, &r.whole_ms,
-                    &r.whole_busy_ms, &r.whole_idle_ms})
-    *v = b.pod<double>();
-  r.gap_count = b.pod<int64_t>(), r.long_gap_count = b.pod<int64_t>(), r.long_gap_ms = b.pod<double>();
-  r.h2d_bytes = b.pod<int64_t>(), r.d2h_bytes = b.pod<int64_t>(), r.h2d_ms = b.pod<double>();
-  r.d2h_ms = b.pod<double>(), r.sync_count = b.pod<int64_t>(), r.sync_ms = b.pod<double>();
-  r.iterations = b.pod<int32_t>(), r.step_ms_median = b.pod<double>(), r.step_ms_p90 = b.pod<double>();
-  r.step_ms_mean = b.pod<double>();
-  r.collective_ops = b.pod<int64_t>(), r.late_count = b.pod<int64_t>(), r.late_fraction = b.pod<double>();
-  r.wait_ms = b.pod<double>(), r.blame_ms = b.pod<double>(), r.hold_ms = b.pod<double>();
-  r.clock_offset_ms = b.pod<double>(), r.clock_drift_ppm = b.pod<double>(), r.clock_aligned = b.pod<uint8_t>();
-  r.straggler_score = b.pod<double>(), r.cause = b.str();
-  return r;
-}
 }  // namespace
 
 RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMetrics& m) {
   RankOutputs o;
   RankRow& r = o.row;
-  r.host = tl.host, r.file = tl.file, r.nsys_version = tl.nsys_version, r.schema_version = tl.schema_version;
+  r.host = tl.host, r.file = tl.file;
+  r.source_format = tl.source.format, r.source_version = tl.source.version, r.source_schema = tl.source.schema;
   r.iteration_source = ranks::iteration_source_name(m.iteration_source);
   r.device = tl.device, r.pid = tl.pid, r.utc_epoch_ns = tl.utc_epoch_ns;
   r.gpu_start_ns = m.gpu_start, r.gpu_end_ns = m.gpu_end, r.steady = m.steady;
@@ -121,9 +87,9 @@ std::vector<std::string> gather_hosts(Transport& t, const std::vector<RankRow>& 
 }
 
 RunSummaryInput gather_summary_input(Transport& t, const RunResults& local, int root) {
+  // The rows as the /ranks declaration ships them, then the steady-state step times.
   ByteWriter w;
-  w.pod<uint64_t>(local.ranks.size());
-  for (const auto& r : local.ranks) put(w, r);
+  tables::ranks_table().pack(w, local.ranks);
   for (const auto& it : local.iterations)
     if (!it.warmup) w.pod(it.step_ms);
   RunSummaryInput s;
@@ -131,7 +97,7 @@ RunSummaryInput gather_summary_input(Transport& t, const RunResults& local, int 
   s.cross = local.cross;
   for (const auto& blob : t.gather(w.bytes(), root)) {
     ByteReader b(blob);
-    for (auto n = b.pod<uint64_t>(); n > 0; --n) s.ranks.push_back(get(b));
+    for (auto& r : tables::ranks_table().unpack(b)) s.ranks.push_back(std::move(r));
     while (!b.done()) s.steady_step_ms.push_back(b.pod<double>());
   }
   std::sort(s.ranks.begin(), s.ranks.end(), [](auto& a, auto& b) { return a.rank < b.rank; });

@@ -5,18 +5,76 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <iterator>
+#include <set>
 #include <stdexcept>
 
 #include "cross_rank.hpp"
+#include "tables/cross_tables.hpp"
 #include "json_writer.hpp"
 #include "ranks/histogram.hpp"
 #include "version.hpp"
 
 namespace straggler {
+namespace {
+using tables::ColumnData;
+using tables::Shape;
+using tables::TableData;
 
-std::string summary_json(const RunSummaryInput& in) {
-  JsonWriter j;
-  j.begin_object();
+// How a declared table appears in the summary: its columns by name (the same keys as the HDF5
+// datasets), less `omit`; a negative value in `null_if_negative` is null, in `omit_if_negative`
+// absent; `extra(j, row)` adds keys the table does not hold.
+struct JsonView {
+  std::set<std::string> omit, null_if_negative, omit_if_negative;
+  std::function<void(JsonWriter&, size_t)> extra = {};
+};
+
+void json_value(JsonWriter& j, const ColumnData& c, size_t first, size_t count, bool array) {
+  std::visit(
+      [&](const auto& v) {
+        if (array) j.begin_array();
+        for (size_t i = first; i < first + count; ++i) {
+          using T = typename std::decay_t<decltype(v)>::value_type;
+          if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, double>) j.value(v[i]);
+          else j.value(int64_t(v[i]));
+        }
+        if (array) j.end_array();
+      },
+      c.values);
+}
+
+bool negative(const ColumnData& c, size_t row) {
+  return std::visit(
+      [&](const auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        if constexpr (std::is_same_v<T, std::string>) return false;
+        else return v[row] < T(0);
+      },
+      c.values);
+}
+
+// One object per row, as `view` says.
+void json_rows(JsonWriter& j, const TableData& t, const JsonView& view) {
+  const size_t n = t.columns.empty() ? 0 : size_t(t.columns.front().rows());
+  j.begin_array();
+  for (size_t r = 0; r < n; ++r) {
+    j.begin_object();
+    for (const auto& c : t.columns) {
+      const std::string& name = c.info.name;
+      if (view.omit.count(name) || (view.omit_if_negative.count(name) && negative(c, r))) continue;
+      j.key(name);
+      if (view.null_if_negative.count(name) && negative(c, r)) j.null();
+      else if (c.info.shape == Shape::Ragged) json_value(j, c, size_t(c.offsets[r]), size_t(c.offsets[r + 1] - c.offsets[r]), true);
+      else json_value(j, c, r, 1, false);
+    }
+    if (view.extra) view.extra(j, r);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void header(JsonWriter& j, const RunSummaryInput& in) {
   j.key("tool").value("straggler-scan");
   j.key("version").value(kToolVersion);
   j.key("ranks").value(int64_t(in.ranks.size()));
@@ -37,19 +95,101 @@ std::string summary_json(const RunSummaryInput& in) {
   std::string source;
   for (const auto& r : in.ranks) source = source.empty() || source == r.iteration_source ? r.iteration_source : "mixed";
   j.key("iteration_source").value(source.empty() ? "none" : source);
-  // The parallel layout: given with --layout, or inferred from who talks to whom.
+}
+
+// The parallel layout: given with --layout, or inferred from who talks to whom.
+void layout(JsonWriter& j, const CrossRankResults* x) {
   j.key("layout");
-  if (in.cross && in.cross->layout.layout) {
-    const auto& l = *in.cross->layout.layout;
-    j.begin_object().key("tp").value(l.tp).key("pp").value(l.pp).key("dp").value(l.dp);
-    j.key("order").value(topology::rank_order_name(l.order)).key("source").value(in.cross->layout.source);
-    j.key("consistency").value(in.cross->layout.consistency).key("notes").begin_array();
-    if (!in.cross->layout.how.empty()) j.value("layout " + in.cross->layout.how);  // as before: first note
-    for (const auto& n : in.cross->layout.notes) j.value(n);
-    j.end_array().end_object();
-  } else {
+  if (!x || !x->layout.layout) {
     j.null();
+    return;
   }
+  const auto& l = *x->layout.layout;
+  j.begin_object().key("tp").value(l.tp).key("pp").value(l.pp).key("dp").value(l.dp);
+  j.key("order").value(topology::rank_order_name(l.order)).key("source").value(x->layout.source);
+  j.key("consistency").value(x->layout.consistency).key("notes").begin_array();
+  if (!x->layout.how.empty()) j.value("layout " + x->layout.how);  // as before: first note
+  for (const auto& n : x->layout.notes) j.value(n);
+  j.end_array().end_object();
+}
+
+void string_array(JsonWriter& j, const std::vector<std::string>& v) {
+  j.begin_array();
+  for (const auto& s : v) j.value(s);
+  j.end_array();
+}
+
+// The verdict tables, as declared in src/tables/cross_tables.hpp (empty without cross-rank results).
+void verdict_tables(JsonWriter& j, const CrossRankResults* x) {
+  static const CrossRankResults none;
+  const CrossRankResults& r = x ? *x : none;
+  j.key("stragglers");
+  json_rows(j, tables::stragglers_table().materialize(r.verdict.stragglers), {{}, {"onset_iteration"}, {}});
+  const auto& links = r.verdict.slow_links;
+  j.key("slow_links");
+  json_rows(j, tables::slow_links_table().materialize(links),
+            {{}, {}, {}, [&](JsonWriter& w, size_t i) { string_array(w.key("communicators"), links[i].communicators); }});
+  // Only root causes: victims blocked by another hang are in the HDF5 /desync table.
+  std::vector<DesyncRow> roots;
+  std::copy_if(r.desync.begin(), r.desync.end(), std::back_inserter(roots), [](auto& d) { return d.root_cause; });
+  j.key("desync");
+  json_rows(j, tables::desync_table().materialize(roots), {{"root_cause"}, {}, {"group_seq"}});
+  // Members whose capture ended before they reached an op the others reached (not a hang).
+  j.key("capture_ended");
+  json_rows(j, tables::capture_ended_table().materialize(r.capture_ended), {});
+}
+
+void clock(JsonWriter& j, const CrossRankResults* x) {
+  j.key("clock");
+  if (!x || x->clock.ops <= 0) {
+    j.null();
+    return;
+  }
+  j.begin_object().key("max_offset_ms").value(x->clock.max_offset_ns / 1e6);
+  j.key("residual_ms").value(x->clock.residual_ns / 1e6);
+  j.key("violations_before").value(x->clock.violations_before).key("violations_after").value(x->clock.violations_after);
+  j.key("unaligned_ranks").value(x->clock.unaligned_ranks);
+  j.key("corrected").value(x->clock.rejected.empty());
+  if (!x->clock.rejected.empty()) j.key("not_corrected_because").value(x->clock.rejected);
+  j.end_object();
+}
+
+void change_points(JsonWriter& j, const CrossRankResults* x) {
+  static const std::vector<collectives::JobChangePoint> none;
+  const auto& cps = x ? x->verdict.change_points : none;
+  j.key("change_points");
+  json_rows(j, tables::change_points_table().materialize(cps),
+            {{}, {}, {}, [&](JsonWriter& w, size_t i) { w.key("explanation").value(cps[i].explanation); }});
+}
+
+// Additions beyond the contract.
+void additions(JsonWriter& j, const RunSummaryInput& in, const CrossRankResults* x) {
+  j.key("hosts").value(int64_t(in.hosts.size()));
+  j.key("files").value(int64_t(in.inputs.size()));
+  if (!x) return;
+  j.key("communicators").value(int64_t(x->comms.size()));
+  j.key("matched_collectives").value(x->clock.ops);
+  j.key("exchange_bytes").value(x->bytes_exchanged_total);
+  // Quantiles from the exactly merged log histograms (bin resolution, ~12%).
+  const struct {
+    const char* key;
+    const ranks::LogHistogram* h;
+  } hists[] = {{"collective_wait_ms", &x->acc.wait_hist}, {"collective_skew_ms", &x->acc.skew_hist},
+               {"collective_transfer_ms", &x->acc.transfer_hist}};
+  for (const auto& h : hists) {
+    j.key(h.key).begin_object();
+    for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) j.key(name).value(h.h->quantile(q) / 1e6);
+    j.end_object();
+  }
+}
+
+}  // namespace
+
+std::string summary_json(const RunSummaryInput& in) {
+  JsonWriter j;
+  j.begin_object();
+  header(j, in);
+  layout(j, in.cross);
   j.key("step_ms");
   if (in.steady_step_ms.empty()) {
     j.null();
@@ -57,97 +197,13 @@ std::string summary_json(const RunSummaryInput& in) {
     auto d = ranks::Distribution::of(in.steady_step_ms);
     j.begin_object().key("median").value(d.p50).key("p90").value(d.p90).end_object();
   }
-  const CrossRankResults* x = in.cross;
-  j.key("stragglers").begin_array();
-  if (x)
-    for (const auto& st : x->verdict.stragglers) {
-      j.begin_object().key("rank").value(st.rank).key("host").value(st.host).key("cause").value(collectives::cause_name(st.cause));
-      j.key("blame_ms").value(st.blame_ms).key("late_fraction").value(st.late_fraction).key("onset_iteration");
-      st.onset_iteration >= 0 ? j.value(st.onset_iteration) : j.null();
-      j.key("evidence").value(st.evidence).key("hold_ms").value(st.hold_ms).key("excess_ms").value(st.excess_ms).key("score").value(st.score);
-      j.end_object();
-    }
-  j.end_array();
-  j.key("slow_links").begin_array();
-  if (x)
-    for (const auto& l : x->verdict.slow_links) {
-      j.begin_object().key("hosts").begin_array();
-      for (const auto& h : l.hosts) j.value(h);
-      j.end_array().key("collective").value(l.collective).key("slowdown").value(l.slowdown);
-      j.key("communicators").begin_array();
-      for (const auto& c : l.communicators) j.value(c);
-      j.end_array().end_object();
-    }
-  j.end_array();
-  j.key("desync").begin_array();
-  if (x)
-    for (const auto& d : x->desync) {
-      if (!d.root_cause) continue;  // victims blocked by another hang are in the HDF5 /desync table
-      j.begin_object().key("communicator").value(d.communicator).key("seq").value(d.seq);
-      j.key("missing_ranks").begin_array();
-      for (auto r : d.missing_ranks) j.value(r);
-      j.end_array().key("collective").value(collectives::collective_name(d.type));
-      j.key("blocked_ranks").begin_array();
-      for (auto r : d.blocked_ranks) j.value(r);
-      j.end_array();
-      // A pipeline link's seq counts that link's ops; group_seq the group's p2p ops over all links.
-      if (d.group_seq >= 0) j.key("group_seq").value(d.group_seq);
-      j.end_object();
-    }
-  j.end_array();
-  // Members whose capture ended before they reached an op the others reached (not a hang).
-  j.key("capture_ended").begin_array();
-  if (x)
-    for (const auto& d : x->capture_ended) {
-      j.begin_object().key("communicator").value(d.communicator).key("seq").value(d.seq);
-      j.key("ranks").begin_array();
-      for (auto r : d.missing_ranks) j.value(r);
-      j.end_array().end_object();
-    }
-  j.end_array();
-  j.key("clock");
-  if (x && x->clock.ops > 0) {
-    j.begin_object().key("max_offset_ms").value(x->clock.max_offset_ns / 1e6);
-    j.key("residual_ms").value(x->clock.residual_ns / 1e6);
-    j.key("violations_before").value(x->clock.violations_before).key("violations_after").value(x->clock.violations_after);
-    j.key("unaligned_ranks").value(x->clock.unaligned_ranks);
-    j.key("corrected").value(x->clock.rejected.empty());
-    if (!x->clock.rejected.empty()) j.key("not_corrected_because").value(x->clock.rejected);
-    j.end_object();
-  } else {
-    j.null();
-  }
+  verdict_tables(j, in.cross);
+  clock(j, in.cross);
   j.key("pipeline").null();
   j.key("scaling").begin_array().end_array();
-  j.key("change_points").begin_array();
-  if (x)
-    for (const auto& cp : x->verdict.change_points) {
-      j.begin_object().key("iteration").value(cp.iteration).key("before_ms").value(cp.before_ms);
-      j.key("after_ms").value(cp.after_ms).key("culprit_ranks").begin_array();
-      for (auto r : cp.culprit_ranks) j.value(r);
-      j.end_array().key("explanation").value(cp.explanation).end_object();
-    }
-  j.end_array();
+  change_points(j, in.cross);
   j.key("what_if").null();
-  // Additions beyond the contract.
-  j.key("hosts").value(int64_t(in.hosts.size()));
-  j.key("files").value(int64_t(in.inputs.size()));
-  if (x) {
-    j.key("communicators").value(int64_t(x->comms.size()));
-    j.key("matched_collectives").value(x->clock.ops);
-    j.key("exchange_bytes").value(x->bytes_exchanged_total);
-    // Quantiles from the exactly merged log histograms (bin resolution, ~12%).
-    const struct {
-      const char* key;
-      const ranks::LogHistogram* h;
-    } hists[] = {{"collective_wait_ms", &x->acc.wait_hist}, {"collective_skew_ms", &x->acc.skew_hist},
-                 {"collective_transfer_ms", &x->acc.transfer_hist}};
-    for (const auto& h : hists) {
-      j.key(h.key).begin_object();
-      for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) j.key(name).value(h.h->quantile(q) / 1e6);
-      j.end_object();
-    }
-  }
+  additions(j, in, in.cross);
   j.end_object();
   return j.str() + "\n";
 }

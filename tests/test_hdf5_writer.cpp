@@ -64,8 +64,9 @@ RunResults full_results() {
     row.rank = k;
     row.host = k < 2 ? "node-a" : "node-bb";
     row.file = "run/rank" + std::to_string(k) + std::string(size_t(k), 'x') + ".sqlite";
-    row.nsys_version = "2024.5.1";
-    row.schema_version = "3.11";
+    row.source_format = "nsys-sqlite";
+    row.source_version = "2024.5.1";
+    row.source_schema = "3.11";
     row.iteration_source = k == 3 ? "none" : "nvtx";
     row.device = k % 2;
     row.pid = 1000 + k;
@@ -92,8 +93,8 @@ RunResults full_results() {
     h.idle_gap_ns.add(50);
     r.histograms.push_back(h);
   }
-  r.failures = {{4, "run/rank4.sqlite", "not an nsys export (no table TARGET_INFO_GPU)"}};
-  r.inputs = {{"run/rank0.sqlite", "2024.5.1", "3.11", 1}, {"run/rank4.sqlite", "", "", 0}};
+  r.failures = {{4, "run/rank4.sqlite", "not a profile export (no table TARGET_INFO_GPU)"}};
+  r.inputs = {{"run/rank0.sqlite", "nsys-sqlite", "2024.5.1", "3.11", 1}, {"run/rank4.sqlite", "", "", "", 0}};
   r.hosts = {"node-a", "node-bb"};
   r.command_line = "straggler-scan run -o out.h5";
   r.total_ranks = 5;
@@ -361,7 +362,7 @@ TEST(Hdf5Writer, ValuesShapesStringsAttributes) {
   EXPECT_EQ(read<int32_t>(id, "/failures/rank", H5T_NATIVE_INT32), std::vector<int32_t>{4});
   EXPECT_EQ(read_strings(id, "/failures/error"), std::vector<std::string>{all.failures[0].error});
   EXPECT_EQ(read_strings(id, "/inputs/path"), (std::vector<std::string>{"run/rank0.sqlite", "run/rank4.sqlite"}));
-  EXPECT_EQ(read_strings(id, "/inputs/nsys_version"), (std::vector<std::string>{"2024.5.1", ""}));
+  EXPECT_EQ(read_strings(id, "/inputs/version"), (std::vector<std::string>{"2024.5.1", ""}));
   EXPECT_EQ(read<int32_t>(id, "/inputs/ranks", H5T_NATIVE_INT32), (std::vector<int32_t>{1, 0}));
 }
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "read_annotated.hpp"
 #include "ranks/iterations.hpp"
 #include "ranks/metrics.hpp"
 #include "ranks/nsys_reader.hpp"
@@ -171,7 +172,7 @@ TEST(Iterations, CutOffLastUnitGetsNoStep) {
 TEST(Iterations, RealFsdpCapturesRepeatEveryTwoCollectives) {
   for (const char* name : {"nsysai_mfu_2gpu_before.sqlite", "nsysai_mfu_2gpu_after.sqlite"}) {
     REQUIRE_REAL(name);
-    auto tls = read_nsys(real(name));
+    auto tls = read_annotated(real(name));
     ASSERT_EQ(tls.size(), 2u) << name;
     for (const auto& tl : tls) {
       std::vector<size_t> rows;
@@ -229,7 +230,7 @@ TEST(Iterations, RealCaptureWithIrregularCollectivesHasNoIterations) {
                              "end = end + (rowid * 2654435761) % 20000000 WHERE shortName IN "
                              "(SELECT id FROM StringIds WHERE value LIKE 'nccl%')", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
-  for (const auto& tl : read_nsys(file.string())) {
+  for (const auto& tl : read_annotated(file.string())) {
     IterationSource src;
     EXPECT_TRUE(iterations(tl, &src).empty());
     EXPECT_EQ(src, IterationSource::None);
@@ -262,12 +263,12 @@ TEST(Iterations, GeneratedRunWithoutMarkersRepeatsEveryTrainingStep) {
     int checked = 0;
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".sqlite") continue;
-      auto marked = read_nsys(e.path().string());
+      auto marked = read_annotated(e.path().string());
       sqlite3* db = nullptr;  // delete the step markers, keep NCCL's own ranges (domain 1)
       ASSERT_EQ(sqlite3_open(e.path().c_str(), &db), SQLITE_OK);
       ASSERT_EQ(sqlite3_exec(db, "DELETE FROM NVTX_EVENTS WHERE domainId IS NOT 1", nullptr, nullptr, nullptr), SQLITE_OK);
       sqlite3_close(db);
-      auto bare = read_nsys(e.path().string());
+      auto bare = read_annotated(e.path().string());
       ASSERT_EQ(marked.size(), 1u);
       ASSERT_EQ(bare.size(), 1u);
       IterationSource src_m, src_b;

@@ -6,12 +6,12 @@
 #include <fstream>
 #include <set>
 
+#include "read_annotated.hpp"
 #include "nsys_fixture.hpp"
 #include "ranks/nsys_reader.hpp"
 
 namespace fs = std::filesystem;
 using ranks::ProfileError;
-using ranks::read_nsys;
 using testing_fixture::NsysFixture;
 
 namespace {
@@ -50,7 +50,7 @@ struct TempDir {
 //   -> 144|0|1993|33, 145|1|2017|33
 TEST(RealProfiles, TorchrunTwoRankCaptureSplitsByProcess) {
   REQUIRE_REAL("nsysai_mfu_2gpu_before.sqlite");
-  auto tls = read_nsys(real("nsysai_mfu_2gpu_before.sqlite"));
+  auto tls = read_annotated(real("nsysai_mfu_2gpu_before.sqlite"));
   ASSERT_EQ(tls.size(), 2u);
   EXPECT_EQ(tls[0].pid, 144);
   EXPECT_EQ(tls[0].device, 0);
@@ -64,8 +64,8 @@ TEST(RealProfiles, TorchrunTwoRankCaptureSplitsByProcess) {
     for (auto v : tl.kernels.is_nccl) nccl += v;
     EXPECT_EQ(nccl, 33u);
     EXPECT_EQ(tl.host, "modal");
-    EXPECT_EQ(tl.schema_version, "3.25.0");
-    EXPECT_EQ(tl.nsys_version, "2026.2.1.210");
+    EXPECT_EQ(tl.source.schema, "3.25.0");
+    EXPECT_EQ(tl.source.version, "2026.2.1.210");
     EXPECT_EQ(tl.utc_epoch_ns, 1779782330176752435LL);
     EXPECT_TRUE(std::is_sorted(tl.kernels.start.begin(), tl.kernels.start.end()));
   }
@@ -76,7 +76,7 @@ TEST(RealProfiles, TorchrunTwoRankCaptureSplitsByProcess) {
 // Host syncs: cudaStreamSynchronize 16 / 17.
 TEST(RealProfiles, LaunchJoinUsesProcessAndNcclRangesAreLinked) {
   REQUIRE_REAL("nsysai_mfu_2gpu_before.sqlite");
-  auto tls = read_nsys(real("nsysai_mfu_2gpu_before.sqlite"));
+  auto tls = read_annotated(real("nsysai_mfu_2gpu_before.sqlite"));
   ASSERT_EQ(tls.size(), 2u);
   const size_t launched[] = {1981, 2005}, syncs[] = {16, 17};
   for (size_t r = 0; r < 2; ++r) {
@@ -103,13 +103,13 @@ TEST(RealProfiles, LaunchJoinUsesProcessAndNcclRangesAreLinked) {
 
 TEST(RealProfiles, AfterAndH100Captures) {
   REQUIRE_REAL("nsysai_mfu_2gpu_after.sqlite");
-  auto after = read_nsys(real("nsysai_mfu_2gpu_after.sqlite"));
+  auto after = read_annotated(real("nsysai_mfu_2gpu_after.sqlite"));
   ASSERT_EQ(after.size(), 2u);
   EXPECT_EQ(after[0].kernels.size(), 1793u);
   EXPECT_EQ(after[1].kernels.size(), 1794u);
   EXPECT_EQ(count_name_prefix(after[0], "ncclDevKernel_SendRecv"), 31u);
   EXPECT_EQ(count_name_prefix(after[1], "ncclDevKernel_SendRecv"), 31u);
-  auto h100 = read_nsys(real("nsysai_h100_2gpu_1s.sqlite"));
+  auto h100 = read_annotated(real("nsysai_h100_2gpu_1s.sqlite"));
   ASSERT_EQ(h100.size(), 2u);
   EXPECT_EQ(h100[0].kernels.size(), 1721u);
   EXPECT_EQ(h100[1].kernels.size(), 1721u);
@@ -118,17 +118,17 @@ TEST(RealProfiles, AfterAndH100Captures) {
 
 TEST(RealProfiles, OlderSchemaVersions) {
   REQUIRE_REAL("nvfuser_report1_1gpu.sqlite");
-  auto nv = read_nsys(real("nvfuser_report1_1gpu.sqlite"));
+  auto nv = read_annotated(real("nvfuser_report1_1gpu.sqlite"));
   ASSERT_EQ(nv.size(), 1u);
   EXPECT_EQ(nv[0].kernels.size(), 19u);
-  EXPECT_EQ(nv[0].schema_version, "3.16.1");
-  EXPECT_EQ(nv[0].nsys_version, "2024.6.2.25");
+  EXPECT_EQ(nv[0].source.schema, "3.16.1");
+  EXPECT_EQ(nv[0].source.version, "2024.6.2.25");
   EXPECT_EQ(nv[0].host, "e9ce1d13d1dc");
   EXPECT_EQ(nv[0].pid, 30156);
-  auto mock = read_nsys(real("nsysai_mock_1gpu.sqlite"));
+  auto mock = read_annotated(real("nsysai_mock_1gpu.sqlite"));
   ASSERT_EQ(mock.size(), 1u);
   EXPECT_EQ(mock[0].kernels.size(), 2u);
-  EXPECT_EQ(mock[0].schema_version, "3.24.14");
+  EXPECT_EQ(mock[0].source.schema, "3.24.14");
   EXPECT_EQ(mock[0].host, "DESKTOP-KBEMEQS");
 }
 
@@ -144,7 +144,7 @@ TEST(Fixture, RowsInAnyOrderAndNullsAndExtraColumns) {
     f.runtime(10, 10, 900, 950, "cudaLaunchKernel_v7000", 1);
     f.runtime(10, 10, 4900, 4950, "cudaLaunchKernel_v7000", 3);
   }
-  auto tls = read_nsys(path);
+  auto tls = read_annotated(path);
   // NULL globalPid is pid 0: a second process.
   ASSERT_EQ(tls.size(), 2u);
   const auto& tl = tls[0].pid == 10 ? tls[0] : tls[1];
@@ -165,7 +165,7 @@ TEST(Fixture, KernelEndingBeforeItStartsIsZeroLongWithAWarning) {
     f.kernel(10, 0, 7, 1000, 2000, "gemm", 1);
     f.kernel(10, 0, 7, 5000, 3000, "gemm", 2);
   }
-  auto tls = read_nsys(path);
+  auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 1u);
   const auto& k = tls[0].kernels;
   ASSERT_EQ(k.size(), 2u);
@@ -188,7 +188,7 @@ TEST(Fixture, CorrelationIdsAreJoinedPerProcess) {
     f.range(1, 1, 400, 600, "ncclAllReduce", 1);
     f.range(2, 2, 600, 800, "ncclAllReduce", 1);  // no domain-create rows: recognised by name
   }
-  auto tls = read_nsys(path);
+  auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 2u);
   EXPECT_EQ(tls[0].kernels.launch[0], 500);
   EXPECT_EQ(tls[1].kernels.launch[0], 700);
@@ -213,7 +213,7 @@ TEST(Fixture, NcclDomainFromCreateRowAndGroupedSendRecv) {
     f.range(1, 1, 0, 900, "ncclAllReduce", 4);  // not NCCL's domain: must not be taken
     f.runtime(1, 1, 300, 320, "cuLaunchKernelEx", 8);
   }
-  auto tls = read_nsys(path);
+  auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 1u);
   const auto& tl = tls[0];
   EXPECT_EQ(tl.names.str(tl.kernels.nccl_api[0]), "ncclRecv");
@@ -229,16 +229,16 @@ TEST(Fixture, OldSchemaMetaTable) {
     NsysFixture f(path, "EXPORT_META_DATA");
     f.kernel(1, 0, 7, 1, 2, "k", 1);
   }
-  auto tls = read_nsys(path);
+  auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 1u);
-  EXPECT_EQ(tls[0].schema_version, "3.25.0");
+  EXPECT_EQ(tls[0].source.schema, "3.25.0");
 }
 
 TEST(BadInput, EachProblemIsOneLineNamingTheFile) {
   TempDir t;
   auto expect_error = [](const std::string& path, const std::string& needle) {
     try {
-      read_nsys(path);
+      read_annotated(path);
       ADD_FAILURE() << "no error for " << path;
     } catch (const ProfileError& e) {
       std::string msg = e.what();
@@ -308,7 +308,7 @@ int64_t capture_end_with(const TempDir& t, const std::string& name, int64_t star
       f.exec(std::string("UPDATE TARGET_INFO_SESSION_START_TIME SET systemClockNs = ") + system_clock);
     }
   }
-  return read_nsys(path).at(0).capture_end;
+  return read_annotated(path).at(0).capture_end;
 }
 }  // namespace
 
@@ -331,7 +331,7 @@ TEST(Fixture, CaptureEndComesFromTheWindowOnTheEventsTimebase) {
 //   select systemClockNs from TARGET_INFO_SESSION_START_TIME" -> 1871570402|515396806359142, 515396806359142
 TEST(RealProfiles, SystemClockStartTimeUsesTheDuration) {
   REQUIRE_REAL("nsysai_mock_1gpu.sqlite");
-  auto tls = read_nsys(real("nsysai_mock_1gpu.sqlite"));
+  auto tls = read_annotated(real("nsysai_mock_1gpu.sqlite"));
   ASSERT_EQ(tls.size(), 1u);
   EXPECT_EQ(tls[0].capture_end, 1871570402);
 }
@@ -356,7 +356,7 @@ TEST(Fixture, LaunchesWithoutKernelsWithAndWithoutNcclRanges) {
     f.range(1, 1, 150, 250, "ncclAllReduce", 1);  // process 1 has NCCL ranges, process 2 none
     f.range(1, 1, 4950, 5050, "ncclAllReduce", 1);
   }
-  auto tls = read_nsys(path);
+  auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 2u);
   const auto& with = tls[0].pid == 1 ? tls[0] : tls[1];
   const auto& without = tls[0].pid == 1 ? tls[1] : tls[0];

@@ -17,12 +17,12 @@
 #include <tuple>
 #include <vector>
 
+#include "read_annotated.hpp"
 #include "ranks/nsys_reader.hpp"
 #include "shell.hpp"
 #include "sqlite_edit.hpp"
 
 namespace fs = std::filesystem;
-using ranks::read_nsys;
 using ranks::RankTimeline;
 
 namespace {
@@ -89,7 +89,7 @@ void expect_copies_index_themselves(std::vector<RankTimeline> tls) {
 
 TEST(ReproD3, GpidNullSomeReadsAndCopiesCleanly) {
   REQUIRE_REPRO(dir, "gpid_null_some");
-  auto tls = read_nsys(dir + "/rank_0.sqlite");  // two processes: growing the process list moved tables
+  auto tls = read_annotated(dir + "/rank_0.sqlite");  // two processes: growing the process list moved tables
   ASSERT_EQ(tls.size(), 2u);
   expect_copies_index_themselves(std::move(tls));
   // The file holds a phantom pid-0 process beside the rank: reported, and rank_1 still analysed.
@@ -103,7 +103,7 @@ TEST(ReproD3, GpidNullSomeReadsAndCopiesCleanly) {
 TEST(ReproD3, NullGlobalPidRowsMadeFromAGeneratedRun) {
   const fs::path dir = generate("d3");
   sql(dir / "rank_0.sqlite", "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = NULL WHERE rowid % 7 = 0");
-  auto tls = read_nsys((dir / "rank_0.sqlite").string());
+  auto tls = read_annotated((dir / "rank_0.sqlite").string());
   ASSERT_EQ(tls.size(), 2u);
   expect_copies_index_themselves(std::move(tls));
   fs::remove_all(dir);
@@ -144,7 +144,7 @@ TEST(ReproD7, HugeStringIdAndKernelsOverManyPidsStaySmall) {
     ::setrlimit(RLIMIT_AS, &as);
 #endif
     try {
-      ::_exit(read_nsys(f.string()).size() == 300 ? 0 : 3);
+      ::_exit(read_annotated(f.string()).size() == 300 ? 0 : 3);
     } catch (...) {
       ::_exit(4);
     }
@@ -240,7 +240,7 @@ TEST(ReproD10, TimesNearTheInt64LimitsAreDroppedWithOneWarning) {
          "WHERE end IS NOT NULL AND eventType IN (59, 60) ORDER BY rowid LIMIT 1 OFFSET 3);"
          "UPDATE ANALYSIS_DETAILS SET stopTime = 9223372036854775807;"
          "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 9223372036854775807");
-  auto tls = read_nsys(f.string());
+  auto tls = read_annotated(f.string());
   ASSERT_EQ(tls.size(), 1u);
   expect_contract(tls[0]);
   ASSERT_FALSE(tls[0].warnings.empty());
@@ -255,7 +255,7 @@ TEST(ReproD10, TimesNearTheInt64LimitsAreDroppedWithOneWarning) {
 
   // Nothing usable left: the file is rejected, the other rank analysed.
   sql(f, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9223372036854775807");
-  EXPECT_THROW(read_nsys(f.string()), ranks::ProfileError);
+  EXPECT_THROW(read_annotated(f.string()), ranks::ProfileError);
   r = scan(dir, "d10-none");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("rank_0.sqlite: no usable kernel: all "), std::string::npos) << r.out;
@@ -270,7 +270,7 @@ TEST(UnorderedExport, ShuffledRowsReadTheSame) {
   const std::string args = "--layout 2x1x2 --hosts 1 --iterations 5";  // pp > 1: UBSan in the generator (schedule.cpp:347)
   const fs::path a = generate("ordered", args), b = generate("shuffled", args + " --shuffle-rows");
   for (const char* name : {"rank_0.sqlite", "rank_3.sqlite"}) {
-    const auto x = read_nsys((a / name).string()), y = read_nsys((b / name).string());
+    const auto x = read_annotated((a / name).string()), y = read_annotated((b / name).string());
     ASSERT_EQ(x.size(), 1u);
     ASSERT_EQ(y.size(), 1u);
     const auto& p = x[0];

@@ -1,5 +1,5 @@
 // Which CUDA streams on which ranks form one NCCL communicator, from invariants of NCCL alone.
-// An nsys export has no communicator id without NCCL payloads, and stream ids are per-process
+// A profile export has no communicator id without NCCL payloads, and stream ids are per-process
 // CUPTI ids (numbered in first-use order, so the same role gets different ids on different
 // ranks): they are never compared across ranks. What NCCL promises instead:
 //  1. every member issues the same sequence of collectives on a communicator (NCCL docs, "Group

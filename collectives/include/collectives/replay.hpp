@@ -55,7 +55,7 @@ struct OpRow {
 // longest quiet gap between consecutive ops of the communicator in normal operation (a healthy
 // member would have arrived by then), at least kMinHangMarginNs. A real hang leaves the stuck
 // member's capture running until the job is killed (the NCCL watchdog: minutes), long past that;
-// a capture that stopped (nsys --duration, a crash of the profiler, a trimmed export) ends near its
+// a capture that stopped (a profiler duration limit, a crash of the profiler, a trimmed export) ends near its
 // own last activity.
 //
 // Crash: a member whose capture ended before the op (not "went on") is still missing, and a

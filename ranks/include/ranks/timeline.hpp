@@ -1,6 +1,8 @@
 // RankTimeline: one rank's GPU profile, normalized from any input format.
 // Columns (struct of vectors), names interned; times are ns on the rank's own clock
 // (utc_epoch_ns + t is the host's wall clock, only NTP-accurate across hosts).
+// A reader fills the raw facts only; the columns marked "annotation" are filled afterwards by a
+// format-independent pass (collectives::annotate_nccl), so no reader knows what NCCL is.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -40,6 +42,7 @@ class StringTable {
 };
 
 inline constexpr uint32_t kNoName = UINT32_MAX;
+inline constexpr uint32_t kUnnamedDomain = UINT32_MAX - 1;  // NvtxColumns::domain
 inline constexpr int64_t kNoTime = INT64_MIN;
 
 // The time contract, kept by the readers (rows that break it are dropped with one counted
@@ -58,8 +61,10 @@ struct KernelColumns {
   std::vector<int32_t> stream;
   std::vector<uint32_t> name;        // StringTable id of the short name
   std::vector<int64_t> launch;       // start of the CUDA API call that launched it, or kNoTime
-  std::vector<uint32_t> nccl_api;    // NCCL API range (ncclAllReduce, ncclSend, ...) that issued it, or kNoName
-  std::vector<uint8_t> is_nccl;      // 1 for NCCL communication kernels
+  std::vector<uint32_t> launch_tid;  // thread of that call (0 when unknown)
+  std::vector<uint32_t> launch_dur;  // its duration in ns (capped at 2^32 - 1)
+  std::vector<uint32_t> nccl_api;    // annotation: NCCL API range (ncclAllReduce, ...) that issued it, or kNoName
+  std::vector<uint8_t> is_nccl;      // annotation: 1 for NCCL communication kernels
   size_t size() const { return start.size(); }
 };
 
@@ -89,9 +94,16 @@ struct ApiColumns {
 struct NvtxColumns {
   std::vector<int64_t> start, end;
   std::vector<uint32_t> name;
-  std::vector<uint8_t> nccl_domain;  // 1 when in NCCL's domain
+  std::vector<uint32_t> domain;      // name of the range's domain; kNoName: the default domain,
+                                     // kUnnamedDomain: another domain whose name is not in the file
   std::vector<uint32_t> tid;
+  std::vector<uint8_t> nccl_domain;  // annotation: 1 when in NCCL's domain
   size_t size() const { return start.size(); }
+};
+
+// Where a timeline came from: format (a reader's name), its version and schema ("" if none).
+struct ProfileSource {
+  std::string format, version, schema;
 };
 
 struct RankTimeline {
@@ -101,8 +113,7 @@ struct RankTimeline {
   std::string host;         // TARGET_INFO_SYSTEM_ENV Hostname ("" if absent)
   int device = -1;          // CUDA ordinal seen by the process
   int64_t pid = -1;
-  std::string nsys_version;     // EXPORT_PRODUCT_VERSION
-  std::string schema_version;   // EXPORT_SCHEMA_VERSION
+  ProfileSource source;          // the format and version of the file it was read from
   int64_t utc_epoch_ns = 0;     // wall clock at t = 0 (0 if unknown)
   int64_t capture_start = 0, capture_end = 0;  // extent of all events of this rank (ns, own clock)
 
@@ -112,6 +123,18 @@ struct RankTimeline {
   ApiColumns api;
   NvtxColumns nvtx;
   int64_t launches_total = 0;   // kernel launch API calls seen
+  // Kernel launch calls (host callbacks excepted) with no kernel record, in time order: CUPTI
+  // writes the record when the kernel completes, so these never completed in the capture.
+  struct UnmatchedLaunch {
+    int64_t start = 0, end = 0;
+    uint32_t tid = 0;
+    uint32_t call = kNoName;  // cuLaunchKernelEx, cudaLaunchKernel_v7000, ...
+  };
+  std::vector<UnmatchedLaunch> unmatched_launches;
+  // The launch calls that launched each kernel name (distinct pairs (kernel name, call); a few).
+  std::vector<std::pair<uint32_t, uint32_t>> launch_calls;
+
+  // Annotations (collectives::annotate_nccl):
   // NCCL kernels that were launched (inside an NCCL API range) but never completed in the
   // capture: a rank blocked in a collective that some peer never joined (hang).
   struct PendingNccl {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "collectives/nccl_kernel.hpp"
+#include "common/text.hpp"
 #include "ranks/nsys_reader.hpp"
 #include "sqlite_db.hpp"
 #include "timeline_sort.hpp"
@@ -24,15 +24,13 @@ using detail::IdMap;
 using detail::Statement;
 using detail::StringIds;
 
+constexpr const char* kFormat = "nsys-sqlite";
+
 constexpr int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
 constexpr int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
 
 // Strings from someone else's machine: keep printable ASCII, bounded length.
-std::string sanitize(std::string_view s, size_t max_len = 255) {
-  std::string out;
-  for (char c : s.substr(0, max_len)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  return out;
-}
+std::string sanitize(std::string_view s, size_t max_len) { return common::ascii_only(s, max_len); }
 
 // Rows dropped for breaking the time contract (timeline.hpp), per table: said once per file.
 struct Dropped {
@@ -135,13 +133,6 @@ class Reader {
   IdMap proc_index_;  // pid -> index in procs_
   Dropped dropped_;
   std::string utc_warning_;
-  // NCCL-domain ranges per (pid, tid), for linking NCCL launches to their API call.
-  struct NcclRange {
-    int64_t start, end;
-    uint32_t name;
-    collectives::NcclApi api;
-  };
-  std::unordered_map<int64_t, std::vector<NcclRange>> nccl_ranges_;  // key: pid << 24 | tid
 
   Proc* proc(int64_t pid) {
     if (last_proc_ < procs_.size() && procs_[last_proc_].tl.pid == pid) return &procs_[last_proc_];
@@ -264,16 +255,10 @@ class Reader {
         permute(k.start, idx, scratch), permute(k.end, idx, scratch), permute(p.corr, idx, scratch);
         permute(k.stream, idx), permute(k.name, idx);
       }
-      std::vector<int8_t> nccl_of_name(p.tl.names.size(), -1);
-      reserve_big(k.is_nccl, k.size()), reserve_big(k.launch, k.size()), reserve_big(k.nccl_api, k.size());
-      k.is_nccl.resize(k.size());
-      for (size_t i = 0; i < k.size(); ++i) {
-        int8_t& v = nccl_of_name[k.name[i]];
-        if (v < 0) v = collectives::is_nccl_kernel(p.tl.names.str(k.name[i])) ? 1 : 0;
-        k.is_nccl[i] = uint8_t(v);
-      }
+      reserve_big(k.launch, k.size()), reserve_big(k.launch_tid, k.size()), reserve_big(k.launch_dur, k.size());
       k.launch.assign(k.size(), kNoTime);
-      k.nccl_api.assign(k.size(), kNoName);
+      k.launch_tid.assign(k.size(), 0);
+      k.launch_dur.assign(k.size(), 0);
     }
   }
 
@@ -311,44 +296,19 @@ class Reader {
     for (size_t i = 0; i < procs_.size(); ++i) {
       auto& p = procs_[i];
       for (const auto& r : pending[i]) {
+        // Time-window cuts drop the create rows: a non-default domain may have no name.
         auto it = domain_names.find((p.tl.pid << 32) | (r.domain & 0xffffffff));
-        auto api = collectives::classify_nccl_api(p.tl.names.str(r.name));
-        // Time-window cuts drop the create rows: then a non-default domain of nccl* API names is NCCL's.
-        bool nccl = it != domain_names.end() ? it->second == "NCCL"
-                                              : (r.domain != 0 && api != collectives::NcclApi::None);
+        const uint32_t domain = it != domain_names.end() ? p.tl.names.intern(it->second)
+                                : r.domain != 0          ? kUnnamedDomain
+                                                         : kNoName;
         auto& n = p.tl.nvtx;
         n.start.push_back(r.start);
         n.end.push_back(r.end);
         n.name.push_back(r.name);
-        n.nccl_domain.push_back(nccl ? 1 : 0);
+        n.domain.push_back(domain);
         n.tid.push_back(uint32_t(tid_of(r.gtid)));
-        if (nccl) nccl_ranges_[(p.tl.pid << 24) | tid_of(r.gtid)].push_back({r.start, r.end, r.name, api});
       }
     }
-    for (auto& [key, v] : nccl_ranges_)
-      std::sort(v.begin(), v.end(), [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
-  }
-
-  // The collective API call that issued a kernel launched at [ls, le] on a thread: the innermost
-  // NCCL range around the launch; for a group, the last collective call inside ncclGroupStart/End.
-  uint32_t nccl_api_of_launch(int64_t key, int64_t ls, int64_t le) const {
-    using collectives::NcclApi;
-    auto it = nccl_ranges_.find(key);
-    if (it == nccl_ranges_.end()) return kNoName;
-    const auto& v = it->second;
-    auto ub = std::upper_bound(v.begin(), v.end(), ls, [](int64_t t, const NcclRange& r) { return t < r.start; });
-    for (auto r = ub; r != v.begin();) {
-      --r;
-      if (r->end < le) continue;
-      if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return r->name;
-      for (auto q = r; q != v.begin();) {  // walk back through the group
-        --q;
-        if (q->api == NcclApi::GroupStart) break;
-        if (collectives::collective_of_api(q->api) != collectives::CollectiveType::Unknown) return q->name;
-      }
-      return r->name;
-    }
-    return kNoName;
   }
 
   // Runtime rows that matter, as read by the loader thread: launches compactly (they number as
@@ -420,16 +380,16 @@ class Reader {
       }
       p.corr = {};
     }
-    // Processes with NCCL NVTX ranges: there a launch outside them is not NCCL's.
-    std::vector<uint8_t> labeled(procs_.size(), 0);
-    for (const auto& [key, v] : nccl_ranges_)
-      if (Proc* p = proc(key >> 24)) labeled[size_t(p - procs_.data())] = 1;
+    // The launch call of each kernel name, remembered by StringIds id so that the common case (the
+    // same call as last time) costs no interning.
+    std::vector<std::vector<int64_t>> last_call_sid(procs_.size());
+    for (size_t i = 0; i < procs_.size(); ++i) last_call_sid[i].assign(procs_[i].tl.names.size(), INT64_MIN);
     for (size_t row = 0; row < rt.start.size(); ++row) {
       const int64_t gtid = rt.gtid[row];
       Proc* p = proc(pid_of(gtid));
       if (!p) continue;
       const size_t pi = size_t(p - procs_.data());
-      const int64_t start = rt.start[row], end = start + rt.dur[row], c = rt.corr[row];
+      const int64_t start = rt.start[row], c = rt.corr[row];
       ++p->tl.launches_total;
       if (c == INT64_MIN) continue;
       int32_t k = -1;
@@ -438,35 +398,24 @@ class Reader {
       } else if (auto it = sparse[pi].find(c); it != sparse[pi].end()) {
         k = it->second;
       }
-      if (k < 0) {
-        // No kernel for this launch: if NCCL issued it, the collective never completed.
-        uint32_t api = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
-        if (api != kNoName) {
-          p->tl.pending_nccl.push_back({start, api});
-        } else if (!labeled[pi]) {
-          // CUPTI writes a kernel record when the kernel completes: without NVTX to say whose it
-          // was, keep the launch for pending_ops. Host callbacks (cu/cudaLaunchHostFunc) never
-          // have a kernel record.
-          const uint32_t call = p->name(sids, rt.sid[row]);
-          if (p->tl.names.str(call).find("HostFunc") == std::string::npos)
-            p->tl.unfinished_launches.push_back({start, call});
-        }
+      if (k < 0) {  // no kernel record: the kernel never completed in the capture
+        p->tl.unmatched_launches.push_back(
+            {start, start + rt.dur[row], uint32_t(tid_of(gtid)), p->name(sids, rt.sid[row])});
         continue;
       }
-      p->tl.kernels.launch[size_t(k)] = start;
-      if (p->tl.kernels.is_nccl[size_t(k)]) {
-        p->tl.kernels.nccl_api[size_t(k)] = nccl_api_of_launch((p->tl.pid << 24) | tid_of(gtid), start, end);
-        auto& apis = p->tl.nccl_launch_apis;  // one or two names per process
-        const uint32_t call = p->name(sids, rt.sid[row]);
-        if (std::find(apis.begin(), apis.end(), call) == apis.end()) apis.push_back(call);
+      auto& kc = p->tl.kernels;
+      kc.launch[size_t(k)] = start, kc.launch_tid[size_t(k)] = uint32_t(tid_of(gtid)), kc.launch_dur[size_t(k)] = rt.dur[row];
+      int64_t& last = last_call_sid[pi][kc.name[size_t(k)]];
+      if (last != rt.sid[row]) {
+        last = rt.sid[row];
+        const std::pair<uint32_t, uint32_t> pair{kc.name[size_t(k)], p->name(sids, rt.sid[row])};
+        auto& calls = p->tl.launch_calls;
+        if (std::find(calls.begin(), calls.end(), pair) == calls.end()) calls.push_back(pair);
       }
     }
-    for (auto& p : procs_) {
-      auto& u = p.tl.unfinished_launches;
-      // No launch matched a kernel (kernel correlationIds NULL): no sequence to place them in.
-      if (std::none_of(p.tl.kernels.launch.begin(), p.tl.kernels.launch.end(), [](int64_t t) { return t != kNoTime; }))
-        u = {};
-      std::sort(u.begin(), u.end(), [](const auto& a, const auto& b) { return a.launch < b.launch; });  // rows come in no order
+    for (auto& p : procs_) {  // rows come in no order
+      auto& u = p.tl.unmatched_launches;
+      std::sort(u.begin(), u.end(), [](const auto& a, const auto& b) { return std::tie(a.start, a.tid) < std::tie(b.start, b.tid); });
     }
     for (size_t row = 0; row < rt.other_start.size(); ++row) {
       Proc* p = proc(pid_of(rt.other_gtid[row]));
@@ -548,8 +497,7 @@ class Reader {
       auto& tl = p.tl;
       tl.file = db_.path();
       tl.host = host_;
-      tl.nsys_version = product_;
-      tl.schema_version = schema_;
+      tl.source = {kFormat, product_, schema_};
       tl.utc_epoch_ns = utc_epoch_;
       auto dev = std::max_element(p.device_counts.begin(), p.device_counts.end(),
                                   [](auto& a, auto& b) { return a.second < b.second || (a.second == b.second && a.first > b.first); });
@@ -583,4 +531,16 @@ class Reader {
 
 std::vector<RankTimeline> read_nsys(const std::string& path) { return Reader(path).run(); }
 
+}  // namespace ranks
+
+namespace ranks {
+ProfileFormat nsys_sqlite_format() {
+  ProfileFormat f;
+  f.name = kFormat;
+  f.extensions = {".sqlite"};
+  // Every SQLite database starts with this header; which tables it holds the reader checks.
+  f.sniff = [](std::string_view head) { return head.substr(0, 16) == std::string_view("SQLite format 3\0", 16); };
+  f.read = read_nsys;
+  return f;
+}
 }  // namespace ranks

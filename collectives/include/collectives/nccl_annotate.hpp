@@ -1,0 +1,24 @@
+// What NCCL did in one rank's timeline, from facts every reader provides (kernel names, launch
+// calls and their threads, annotation ranges with their domain): a format-independent pass run
+// after any reader, so that no reader needs to know NCCL.
+#pragma once
+#include "ranks/timeline.hpp"
+
+namespace collectives {
+
+// Fills the annotation columns of `tl` (see ranks/timeline.hpp):
+//  * kernels.is_nccl: NCCL communication kernels, by name (classify_nccl_kernel);
+//  * nvtx.nccl_domain: ranges in the domain named "NCCL", or, where the file lost the domain's
+//    name (time-window cuts drop the create rows), in another non-default domain with an NCCL API
+//    name (ncclAllReduce, ncclGroupEnd, ...);
+//  * kernels.nccl_api: the NCCL API call that issued each NCCL kernel: the innermost NCCL range
+//    around its launch on the launching thread; for a group, the last collective call inside
+//    ncclGroupStart/End;
+//  * pending_nccl: launches without a kernel record inside an NCCL range (a rank blocked in a
+//    collective); unfinished_launches: the other launches without a kernel record (host callbacks
+//    excepted), kept only for processes without NCCL ranges, where nothing labels a launch as
+//    NCCL's (pending_ops infers that from the launch sequence);
+//  * nccl_launch_apis: the launch calls that issued completed NCCL kernels.
+void annotate_nccl(ranks::RankTimeline& tl);
+
+}  // namespace collectives

@@ -1,0 +1,112 @@
+#include "collectives/nccl_annotate.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "collectives/nccl_kernel.hpp"
+
+namespace collectives {
+namespace {
+
+using ranks::kNoName;
+using ranks::RankTimeline;
+
+struct NcclRange {
+  int64_t start, end;
+  uint32_t name;
+  NcclApi api;
+};
+using RangesByThread = std::unordered_map<uint32_t, std::vector<NcclRange>>;
+
+void mark_kernels(RankTimeline& tl) {
+  auto& k = tl.kernels;
+  std::vector<int8_t> nccl_of_name(tl.names.size(), -1);
+  k.is_nccl.resize(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    int8_t& v = nccl_of_name[k.name[i]];
+    if (v < 0) v = is_nccl_kernel(tl.names.str(k.name[i])) ? 1 : 0;
+    k.is_nccl[i] = uint8_t(v);
+  }
+  k.nccl_api.assign(k.size(), kNoName);
+}
+
+// Marks nvtx.nccl_domain and returns the NCCL ranges per thread, sorted by start.
+RangesByThread mark_ranges(RankTimeline& tl) {
+  auto& n = tl.nvtx;
+  uint32_t nccl_name = kNoName;
+  for (uint32_t i = 0; i < tl.names.size(); ++i)
+    if (tl.names.str(i) == "NCCL") nccl_name = i;
+  RangesByThread out;
+  n.nccl_domain.assign(n.size(), 0);
+  for (size_t i = 0; i < n.size(); ++i) {
+    const NcclApi api = classify_nccl_api(tl.names.str(n.name[i]));
+    const bool nccl = n.domain[i] == ranks::kUnnamedDomain ? api != NcclApi::None
+                                                            : n.domain[i] != kNoName && n.domain[i] == nccl_name;
+    if (!nccl) continue;
+    n.nccl_domain[i] = 1;
+    out[n.tid[i]].push_back({n.start[i], n.end[i], n.name[i], api});
+  }
+  for (auto& [tid, v] : out)
+    std::stable_sort(v.begin(), v.end(), [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
+  return out;
+}
+
+// The collective API call that issued a kernel launched at [ls, le] on a thread: the innermost
+// NCCL range around the launch; for a group, the last collective call inside ncclGroupStart/End.
+uint32_t api_of_launch(const RangesByThread& ranges, uint32_t tid, int64_t ls, int64_t le) {
+  auto it = ranges.find(tid);
+  if (it == ranges.end()) return kNoName;
+  const auto& v = it->second;
+  auto ub = std::upper_bound(v.begin(), v.end(), ls, [](int64_t t, const NcclRange& r) { return t < r.start; });
+  for (auto r = ub; r != v.begin();) {
+    --r;
+    if (r->end < le) continue;
+    if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return r->name;
+    for (auto q = r; q != v.begin();) {  // walk back through the group
+      --q;
+      if (q->api == NcclApi::GroupStart) break;
+      if (collective_of_api(q->api) != CollectiveType::Unknown) return q->name;
+    }
+    return r->name;
+  }
+  return kNoName;
+}
+
+void link_launches(RankTimeline& tl, const RangesByThread& ranges) {
+  auto& k = tl.kernels;
+  for (size_t i = 0; i < k.size(); ++i)
+    if (k.is_nccl[i] && k.launch[i] != ranks::kNoTime)
+      k.nccl_api[i] = api_of_launch(ranges, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
+  tl.nccl_launch_apis.clear();
+  for (const auto& [kernel, call] : tl.launch_calls)
+    if (is_nccl_kernel(tl.names.str(kernel)) &&
+        std::find(tl.nccl_launch_apis.begin(), tl.nccl_launch_apis.end(), call) == tl.nccl_launch_apis.end())
+      tl.nccl_launch_apis.push_back(call);
+}
+
+void classify_unmatched(RankTimeline& tl, const RangesByThread& ranges) {
+  tl.pending_nccl.clear(), tl.unfinished_launches.clear();
+  const bool labeled = !ranges.empty();  // with NCCL ranges, a launch outside them is not NCCL's
+  for (const auto& u : tl.unmatched_launches) {
+    if (const uint32_t api = api_of_launch(ranges, u.tid, u.start, u.end); api != kNoName)
+      tl.pending_nccl.push_back({u.start, api});
+    else if (!labeled && tl.names.str(u.call).find("HostFunc") == std::string::npos)  // callbacks have no kernel
+      tl.unfinished_launches.push_back({u.start, u.call});
+  }
+  // No launch matched a kernel (kernel correlationIds NULL): no sequence to place them in.
+  const auto& launch = tl.kernels.launch;
+  if (std::none_of(launch.begin(), launch.end(), [](int64_t t) { return t != ranks::kNoTime; }))
+    tl.unfinished_launches.clear();
+}
+
+}  // namespace
+
+void annotate_nccl(RankTimeline& tl) {
+  mark_kernels(tl);
+  const RangesByThread ranges = mark_ranges(tl);
+  link_launches(tl, ranges);
+  classify_unmatched(tl, ranges);
+}
+
+}  // namespace collectives

@@ -1,0 +1,43 @@
+// Profile formats and the reader that turns each into RankTimelines. A reader only reads: it fills
+// the raw facts of ranks/timeline.hpp and leaves meaning (which kernels are NCCL's, ...) to the
+// format-independent passes after it. Adding a format is one reader file plus one registration
+// line (register_format, or the built-in list in ranks/readers/builtin.cpp).
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "ranks/timeline.hpp"
+
+namespace ranks {
+
+// A profile that cannot be used; what() is one line naming the file and the problem.
+class ProfileError : public common::InputError {
+ public:
+  using common::InputError::InputError;
+};
+
+struct ProfileFormat {
+  std::string name;                     // the reader's name: RankTimeline::source.format
+  std::vector<std::string> extensions;  // file names a directory search picks up (".sqlite")
+  // Whether the file's first bytes (up to kSniffBytes; fewer for a short file) are this format.
+  std::function<bool(std::string_view head)> sniff;
+  // Every rank process in the file, ordered by device then pid, rank numbers left at -1 (the
+  // caller assigns them: discovery.hpp). Throws ProfileError.
+  std::function<std::vector<RankTimeline>(const std::string& path)> read;
+};
+inline constexpr size_t kSniffBytes = 64;
+
+// Adds a format (the later of two with one name replaces the earlier). Returns true, so that a
+// registration can initialise a static.
+bool register_format(ProfileFormat f);
+const std::vector<ProfileFormat>& profile_formats();
+// Whether a directory search takes this file name as a profile (by the formats' extensions).
+bool has_profile_extension(std::string_view file_name);
+// Reads `path` with the format its first bytes identify. Throws ProfileError (unreadable, or no
+// format recognises it, or the reader's own errors).
+std::vector<RankTimeline> read_profile(const std::string& path);
+
+}  // namespace ranks

@@ -1,0 +1,60 @@
+#include "tables/catalog.hpp"
+
+#include "cross_rank.hpp"
+#include "tables/collect.hpp"
+
+namespace straggler::tables {
+
+// The tables an empty run with cross-rank results writes: every table, with no second list to
+// keep in step with the assembly.
+std::vector<TableSchema> all_schemas() {
+  static const CrossRankResults cross;
+  RunResults run;
+  run.cross = &cross;
+  const ResultTables rt = collect_tables(run);
+  std::vector<TableSchema> out;
+  auto add = [&](const TableData& t) {
+    TableSchema s{t.path, t.description, t.distribution, {}};
+    for (const auto& c : t.columns) s.columns.push_back(c.info);
+    out.push_back(std::move(s));
+  };
+  for (const auto& t : rt.tables) add(t);
+  for (const auto& st : rt.streamed)
+    for (const auto& t : st.tables) add(t);
+  return out;
+}
+
+namespace {
+std::string shape_of(const ColumnInfo& c, Distribution d) {
+  const std::string t = type_name(c.type);
+  if (c.shape == Shape::Matrix) return t + (d == Distribution::Summed ? "[" : "[rows x ") + c.width_doc + "]";
+  if (c.shape == Shape::Ragged) return t + " ragged";
+  return t;
+}
+
+std::string table_markdown(const TableSchema& s) {
+  std::string md = "`" + s.path + "`: " + s.description + "\n\n| dataset | type | units | meaning |\n|---|---|---|---|\n";
+  for (const auto& c : s.columns) {
+    md += "| `" + c.name + "` | " + shape_of(c, s.distribution) + " | " + c.unit + " | " +
+          (c.doc.empty() ? c.description : c.doc) + " |\n";
+    if (c.shape == Shape::Ragged)
+      md += "| `" + c.name + "_offsets` | int64[rows + 1] |  | row i: `" + c.name + "[" + c.name + "_offsets[i]:" + c.name +
+            "_offsets[i+1]]` |\n";
+  }
+  return md;
+}
+}  // namespace
+
+bool under(const std::string& path, const std::string& prefix) {
+  return path == prefix || (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+                            path[prefix.size()] == '/');
+}
+
+std::string layout_markdown(const std::string& prefix) {
+  std::string md;
+  for (const auto& s : all_schemas())
+    if (under(s.path, prefix)) md += (md.empty() ? "" : "\n") + table_markdown(s);
+  return md;
+}
+
+}  // namespace straggler::tables

@@ -1,0 +1,17 @@
+// Every table a run writes, without data: the source of the column lists of docs/hdf5-layout.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "table.hpp"
+
+namespace straggler::tables {
+
+std::vector<TableSchema> all_schemas();
+// The column lists of the tables in group `prefix` and the groups below it (markdown), as
+// docs/hdf5-layout.md holds them between `<!-- BEGIN GENERATED: prefix -->` and `<!-- END GENERATED -->`.
+std::string layout_markdown(const std::string& prefix);
+// Whether `path` is `prefix` or a group below it.
+bool under(const std::string& path, const std::string& prefix);
+
+}  // namespace straggler::tables

@@ -1,0 +1,189 @@
+#include "tables/cross_tables.hpp"
+
+namespace straggler::tables {
+namespace {
+std::string collective(collectives::CollectiveType t) { return collectives::collective_name(t); }
+double ms(int64_t ns) { return double(ns) / 1e6; }
+}  // namespace
+
+const Table<CommunicatorRow>& communicators_table() {
+  using C = CommunicatorRow;
+  static const Table<C> t{
+      "/collectives/communicators",
+      "one row per inferred communicator (communicators.hpp)",
+      Distribution::Replicated,
+      {computed<C>("name", [](const C& c) { return c.comm.name; }),
+       computed<C>("collective", [](const C& c) { return collective(c.comm.type); }).doc("type of its first op"),
+       computed<C>("size", [](const C& c) { return int32_t(c.comm.ranks.size()); }).doc("members"),
+       computed<C>("matched_ops", [](const C& c) { return c.comm.matched_ops; }).doc("ops matched across all members"),
+       computed<C>("median_transfer_ms", [](const C& c) { return c.comm.median_transfer_ns / 1e6; }, "ms")
+           .doc("median transfer time of its ops"),
+       computed<C>("mismatch_seq", [](const C& c) { return c.comm.mismatch_seq; }, "",
+                   "first op whose members disagree (-1: none)")
+           .doc("first op whose members issued different collective types (-1: none)"),
+       computed<C>("mismatch", [](const C& c) { return c.comm.mismatch; }).doc("what differed"),
+       col("op_offset", &C::op_offset, "", "first row in /collectives/ops"),
+       col("member_offset", &C::member_offset, "", "first row in /collectives/members"),
+       col("arrival_offset", &C::arrival_offset, "", "first element in /collectives/arrival_ns (ops x size, op-major)")}};
+  return t;
+}
+
+const Table<MemberRow>& members_table() {
+  static const Table<MemberRow> t{"/collectives",
+                                  "member ranks of each communicator, concatenated",
+                                  Distribution::Replicated,
+                                  {col("members", &MemberRow::rank, "", "ranks of each communicator, by member_offset")
+                                       .doc("member ranks of each communicator (ascending), by `member_offset`")}};
+  return t;
+}
+
+// Per-op terms: collectives/include/collectives/decompose.hpp.
+const Table<CommOp>& ops_table() {
+  using O = CommOp;
+  static const Table<O> t{
+      "/collectives/ops",
+      "one row per matched op of every communicator, concatenated (streamed per communicator)",
+      Distribution::Streamed,  // first row of a block: the communicator's op_offset
+      {col("communicator", &O::communicator, "", "row in /collectives/communicators"),
+       computed<O>("seq", [](const O& o) { return int32_t(o.op->seq); }, "", "issue index on the communicator"),
+       computed<O>("type", [](const O& o) { return uint8_t(o.op->type); }, "", "CollectiveType code (see docs)")
+           .doc("collective type code (below)"),
+       computed<O>("last_rank", [](const O& o) { return o.op->last_rank; }, "", "the member that arrived last"),
+       computed<O>("iteration", [](const O& o) { return o.op->iteration; }, "", "iteration index on the last arriver"),
+       computed<O>("first_arrival_ns", [](const O& o) { return o.op->first_arrival; }, "ns", "clock-corrected wall clock"),
+       computed<O>("skew_ms", [](const O& o) { return ms(o.op->skew); }, "ms", "last arrival - first arrival"),
+       computed<O>("transfer_ms", [](const O& o) { return ms(o.op->transfer); }, "ms", "latest end - last arrival"),
+       computed<O>("hold_ms", [](const O& o) { return ms(o.op->hold); }, "ms", "last arrival - second-to-last arrival"),
+       computed<O>("blame_ms", [](const O& o) { return ms(o.op->blame); }, "ms", "sum of the other members' waits")}};
+  return t;
+}
+
+const Table<ArrivalRow>& arrivals_table() {
+  static const Table<ArrivalRow> t{
+      "/collectives",
+      "every member's arrival at every matched op (streamed per communicator)",
+      Distribution::Streamed,
+      {col("arrival_ns", &ArrivalRow::ns, "ns", "clock-corrected kernel start of each member, op-major per communicator")
+           .doc("each member's clock-corrected arrival (kernel start): for communicator c, op k, member m at "
+                "`arrival_offset[c] + k * size[c] + m`")}};
+  return t;
+}
+
+const Table<CollectiveHistogramBin>& collective_histograms_table() {
+  using B = CollectiveHistogramBin;
+  static const Table<B> t{
+      "/histograms",
+      "one row per bin, over all matched collectives",
+      Distribution::Replicated,
+      {col("collective_wait_ns_all", &B::wait, "count", "every member's wait in every matched collective"),
+       col("collective_skew_ns_all", &B::skew, "count", "arrival skew of every matched collective"),
+       col("collective_transfer_ns_all", &B::transfer, "count",
+           "transfer time (latest end - last arrival) of every matched collective")}};
+  return t;
+}
+
+const Table<ClockRow>& clock_table() {
+  using K = ClockRow;
+  static const Table<K> t{
+      "/clock",
+      "one row per rank with collective evidence (clock.hpp)",
+      Distribution::Replicated,
+      {col("rank", &K::rank),
+       col("offset_ms", &K::offset_ms, "ms", "subtracted from the rank's wall clock (reference: lowest rank)"),
+       col("drift_ppm", &K::drift_ppm, "ppm"),
+       col("aligned", &K::aligned, "", "0: not connected to the reference by any communicator")}};
+  return t;
+}
+
+// Verdict: collectives/include/collectives/verdict.hpp.
+const Table<collectives::Straggler>& stragglers_table() {
+  using S = collectives::Straggler;
+  static const Table<S> t{"/stragglers",
+                          "one row per straggler, most blamed first",
+                          Distribution::Replicated,
+                          {col("rank", &S::rank), col("host", &S::host),
+                           enum_col("cause", &S::cause, collectives::cause_name),
+                           col("evidence", &S::evidence), col("blame_ms", &S::blame_ms, "ms"),
+                           col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
+                           col("late_fraction", &S::late_fraction), col("score", &S::score),
+                           col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown")}};
+  return t;
+}
+
+const Table<collectives::SlowLink>& slow_links_table() {
+  using L = collectives::SlowLink;
+  static const Table<L> t{"/slow_links",
+                          "one row per slow host link",
+                          Distribution::Replicated,
+                          {col("hosts", &L::hosts).doc("the link's hosts (e.g. `node-00`, `node-01`)"), col("collective", &L::collective),
+                           col("slowdown", &L::slowdown).doc("its transfers' time over their peers'")}};
+  return t;
+}
+
+const Table<DesyncRow>& desync_table() {
+  using D = DesyncRow;
+  static const Table<D> t{
+      "/desync",
+      "one row per communicator whose members stopped at different ops",
+      Distribution::Replicated,
+      {col("communicator", &D::communicator), computed<D>("collective", [](const D& d) { return collective(d.type); }),
+       col("seq", &D::seq)
+           .doc("first op not every member reached, counted per communicator (for a pipeline link `pp-N:s-t`, that "
+                "link's ops; see `group_seq`)"),
+       col("missing_ranks", &D::missing_ranks).doc("members that never reached it"),
+       col("blocked_ranks", &D::blocked_ranks).doc("members waiting in it"),
+       col("root_cause", &D::root_cause)
+           .doc("1: some missing rank is blocked nowhere else (it stopped by itself); 0: the missing ranks are "
+                "themselves blocked in another collective"),
+       col("group_seq", &D::group_seq, "", "pipeline link pp-N:s-t: the op's number over all links of pp-N; -1 otherwise")}};
+  return t;
+}
+
+const Table<DesyncRow>& capture_ended_table() {
+  using D = DesyncRow;
+  static const Table<D> t{
+      "/capture_ended",
+      "communicators matched up to where some member's capture ended (not a hang)",
+      Distribution::Replicated,
+      {col("communicator", &D::communicator),
+       col("seq", &D::seq, "", "first op the members below did not reach before their capture ended"),
+       col("ranks", &D::missing_ranks)
+           .doc("members whose capture ended before op `seq`, which the others reached (not a hang; see above)")}};
+  return t;
+}
+
+const Table<IterationMatrixRow>& iteration_matrices_table() {
+  using M = IterationMatrixRow;
+  static const Table<M> t{
+      "/iterations",
+      "iteration index x rank",
+      Distribution::Replicated,
+      {matrix<M>("step_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.step_ms; }, "ms",
+                 "iteration index x rank (columns: /clock/rank); 0 where a rank has no such iteration"),
+       matrix<M>("blame_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.blame_ms; }, "ms")
+           .doc("blame of the collectives of each iteration"),
+       matrix<M>("wait_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.wait_ms; }, "ms")
+           .doc("waits in the collectives of each iteration")}};
+  return t;
+}
+
+const Table<JobStepRow>& job_step_table() {
+  static const Table<JobStepRow> t{"/iterations",
+                                   "one row per iteration index",
+                                   Distribution::Replicated,
+                                   {col("job_step_ms", &JobStepRow::step_ms, "ms", "median over ranks, per iteration index")}};
+  return t;
+}
+
+const Table<collectives::JobChangePoint>& change_points_table() {
+  using P = collectives::JobChangePoint;
+  static const Table<P> t{"/iterations/change_points",
+                          "where the job step time shifted (verdict.hpp)",
+                          Distribution::Replicated,
+                          {col("iteration", &P::iteration).doc("an iteration number (as in `number`, not a matrix row)"),
+                           col("before_ms", &P::before_ms, "ms"), col("after_ms", &P::after_ms, "ms"),
+                           col("culprit_ranks", &P::culprit_ranks).doc("ranks whose step time changed (verdict.hpp)")}};
+  return t;
+}
+
+}  // namespace straggler::tables

@@ -1,0 +1,15 @@
+// A profile as the analyses see it: read by the reader its first bytes pick (ranks/profile_reader),
+// then given NCCL's meaning by the format-independent pass (collectives::annotate_nccl), as the
+// driver does. Tests of what a reader alone produces use ranks::read_profile.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "collectives/nccl_annotate.hpp"
+#include "ranks/profile_reader.hpp"
+
+inline std::vector<ranks::RankTimeline> read_annotated(const std::string& path) {
+  auto tls = ranks::read_profile(path);
+  for (auto& tl : tls) collectives::annotate_nccl(tl);
+  return tls;
+}
