@@ -161,7 +161,8 @@ std::vector<Communicator> accept_links(const std::vector<const StreamSummary*>& 
     const auto *x = s[c.a], *y = s[c.b];
     l.link_offset_ns = c.offset;
     if (x->rank > y->rank) std::swap(x, y), l.link_offset_ns = -c.offset;
-    l.link_tolerance_ns = std::clamp<int64_t>(4 * c.spread + 5'000, opt.link_tolerance_min_ns, opt.link_tolerance_max_ns);
+    l.link_tolerance_ns = std::clamp<int64_t>(opt.link_tolerance_spreads * c.spread + opt.link_tolerance_base_ns,
+                                              opt.link_tolerance_min_ns, opt.link_tolerance_max_ns);
     l.members = {{x->rank, x->stream, x->ops}, {y->rank, y->stream, y->ops}};
     out.push_back(std::move(l));
     ends.push_back({x == s[c.a] ? c.a : c.b, x == s[c.a] ? c.b : c.a});

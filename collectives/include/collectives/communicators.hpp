@@ -71,10 +71,11 @@ struct CommunicatorOptions {
   // p2p links (p2p_links.hpp): the ends of one op coincide within p2p_window_ns (real pairs
   // ~10 us); a link needs p2p_min_ops coinciding ops, at least p2p_min_percent of the fewer
   // overlapping ops of its two streams, and at most p2p_max_clash_percent of them claimed by an
-  // earlier link; its tolerance is 4 x its spread + 5 us, within [min, max].
+  // earlier link; its tolerance is spreads x its spread + base, within [min, max].
   int64_t p2p_window_ns = 24'000;
   size_t p2p_min_ops = 3;
   int64_t p2p_min_percent = 20, p2p_max_clash_percent = 20;
+  int64_t link_tolerance_spreads = 4, link_tolerance_base_ns = 5'000;
   int64_t link_tolerance_min_ns = 10'000, link_tolerance_max_ns = 40'000;
 };
 
