@@ -121,7 +121,11 @@ TEST_P(DecideCase, VerdictAsExpected) {
       if (std::get<0>(w) == s.rank && std::get<2>(w) == INT64_MIN) onset = INT64_MIN;  // not checked
     got.insert({s.rank, cause_name(s.cause), onset});
   }
-  EXPECT_EQ(got, want);
+  std::string found;  // what decide said, to read a failure by
+  for (const auto& s : v.stragglers)
+    found += "rank " + std::to_string(s.rank) + " " + cause_name(s.cause) + " z " + std::to_string(s.score) +
+             " excess " + std::to_string(s.excess_ms) + " ms: " + s.evidence + "\n";
+  EXPECT_EQ(got, want) << found;
   for (size_t i = 0; i < ranks.size(); ++i) {  // the per-rank column agrees with the rows
     bool named = false;
     for (const auto& s : v.stragglers) named |= s.rank == ranks[i].rank && s.cause == v.cause[i];
