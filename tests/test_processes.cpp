@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "h5_read.hpp"
 #include "shell.hpp"
 
 namespace fs = std::filesystem;
@@ -72,8 +73,7 @@ TEST_F(Processes, EightProcessesOnSixteenRanksWriteTheSameFile) {
     EXPECT_EQ(d.status, 0) << other << ": " << d.out;
   }
   // Not vacuous: the per-op tables hold the replay of every communicator.
-  auto ops = sh("h5dump -H -d /collectives/arrival_ns " + (root / "n8" / "out.h5").string());
-  EXPECT_EQ(ops.out.find("( 0 )"), std::string::npos) << ops.out;
+  EXPECT_GT(h5read::shape((root / "n8" / "out.h5").string(), "/collectives/arrival_ns").at(0), 0u);
 }
 
 // D5: a summary that cannot be written fails the run with one line naming it, and the HDF5 file
