@@ -204,7 +204,9 @@ void name_by_layout(std::vector<Communicator>& comms, LayoutFinding& lf) {
       continue;
     }
     ++explained;
-    c.name = c.p2p ? fmt::format("{}:{}-{}", g.name(), l.pp_rank(ranks[0]), l.pp_rank(ranks[1])) : g.name();
+    c.id.kind = g.kind, c.id.index = g.index;
+    if (c.p2p) c.id.from_stage = l.pp_rank(ranks[0]), c.id.to_stage = l.pp_rank(ranks[1]);
+    c.name = c.p2p ? fmt::format("{}:{}-{}", g.name(), c.id.from_stage, c.id.to_stage) : g.name();
   }
   lf.consistency = comms.empty() ? 0 : double(explained) / double(comms.size());
   if (explained < comms.size())
@@ -391,7 +393,7 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
     name_by_layout(comms, res.layout);
   }
   for (size_t i = 0; i < comms.size(); ++i)
-    if (comms[i].name.empty()) comms[i].name = "comm-" + std::to_string(i);
+    if (comms[i].name.empty()) comms[i].name = "comm-" + std::to_string(i), comms[i].id.index = int32_t(i);
   return res;
 }
 

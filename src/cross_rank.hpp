@@ -15,6 +15,7 @@
 #include "collectives/clock.hpp"
 #include "collectives/collective_op.hpp"
 #include "collectives/communicators.hpp"
+#include "collectives/desync.hpp"
 #include "collectives/replay.hpp"
 #include "collectives/verdict.hpp"
 #include "op_records.hpp"
@@ -47,6 +48,7 @@ void set_cross_rank(CrossRankInput& in, int rank);
 // One communicator as every process knows it.
 struct CommSummary {
   std::string name;
+  collectives::CommunicatorId id;  // the name, structured
   collectives::CollectiveType type = collectives::CollectiveType::Unknown;
   std::vector<int32_t> ranks;
   std::vector<uint32_t> member_ops;  // ops each member completed
@@ -61,18 +63,7 @@ struct CommSummary {
   bool by_layout_rule = false;  // parted from a lock-stepped group by the layout rule
 };
 
-struct DesyncRow {
-  std::string communicator;
-  collectives::CollectiveType type = collectives::CollectiveType::Unknown;
-  int64_t seq = 0;
-  std::vector<int32_t> missing_ranks, blocked_ranks;
-  bool root_cause = false;  // some missing rank is blocked nowhere else: it stopped by itself
-  // seq counts this communicator's ops. For a pipeline link "pp-N:s-t", group_seq is the op's
-  // number in the p2p sequence of the whole group pp-N as the first missing rank issues it (its
-  // p2p ops on all its links of pp-N: the seq a per-group flight recorder shows); -1 otherwise.
-  int64_t group_seq = -1;
-  int32_t iteration = -1;  // iteration index of the op where it was reached (-1: unknown)
-};
+using collectives::DesyncRow;
 
 struct ClockSummary {
   double max_offset_ns = 0, residual_ns = 0;  // residual: median spread of the pairwise fits

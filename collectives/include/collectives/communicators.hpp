@@ -44,8 +44,23 @@ struct Member {
   uint32_t ops = 0;
 };
 
+// What a communicator is, beside its display name: a group of the layout (kind and index among
+// groups of that kind; a p2p link also names the pipeline stages of its two members), or, where no
+// layout explains it, an inferred group numbered in inference order.
+struct CommunicatorId {
+  std::optional<topology::GroupKind> kind;  // none: no group of the layout ("comm-<index>")
+  int32_t index = -1;
+  int32_t from_stage = -1, to_stage = -1;   // a pipeline link: stages of members[0] and members[1]
+  bool link() const { return from_stage >= 0; }
+  // Another link of the same pipeline group.
+  bool same_pipeline(const CommunicatorId& o) const {
+    return link() && o.link() && kind == o.kind && index == o.index;
+  }
+};
+
 struct Communicator {
   std::string name;             // "tp-3", "dp-0", "pp-1:0-1" with a layout, else "comm-<n>"
+  CommunicatorId id;            // the same, structured
   std::vector<Member> members;  // sorted by rank
   CollectiveType type = CollectiveType::Unknown;  // type of its first op
   uint64_t family = 0;  // same collective sequence, rate and member count: comparable communicators

@@ -1,0 +1,171 @@
+// Stages 4-7 of the cross-rank run (cross_stages.hpp): replay, desync, sums, verdict.
+#include <algorithm>
+#include <set>
+#include <span>
+
+#include "cross_stages.hpp"
+#include "exchange.hpp"
+
+namespace straggler {
+namespace c = collectives;
+
+template <>
+struct Wire<DesyncRow> {
+  static void fields(auto& ar, auto& d) {
+    ar(d.communicator, d.comm, d.type, d.seq, d.missing_ranks, d.blocked_ranks, d.root_cause, d.group_seq, d.iteration);
+  }
+};
+template <>
+struct Wire<CommText> {
+  static void fields(auto& ar, auto& t) { ar(t.comm, t.text); }
+};
+// What the owners found: mismatch texts and desync rows travel as strings.
+struct ReplayNotes {
+  std::vector<CommText> mismatch;
+  std::vector<DesyncRow> desync, capture_ended;
+};
+template <>
+struct Wire<ReplayNotes> {
+  static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended); }
+};
+template <>
+struct Wire<c::RankEvidence> {
+  static void fields(auto& ar, auto& e) {
+    ar(e.rank, e.host, e.role, e.ops, e.late, e.wait_ns, e.blame_ns, e.hold_ns, e.transfer_ns);
+    ar(e.blame_by_iteration, e.wait_by_iteration, e.iteration_number, e.step_ms, e.compute_ms, e.kernels, e.idle_ms);
+    ar(e.top_names, e.name_ns, e.name_count);
+  }
+};
+
+namespace {
+
+void allreduce_sum(Transport& t, std::vector<double>& v) { t.allreduce(std::span<double>(v), Transport::Op::Sum); }
+
+DesyncRow row_of(const CommSummary& cs, uint32_t ci, const c::Desync& d) {
+  DesyncRow r;
+  r.communicator = cs.name, r.comm = int32_t(ci), r.type = d.type, r.seq = int64_t(d.seq);
+  r.missing_ranks = d.missing_ranks, r.blocked_ranks = d.blocked_ranks, r.iteration = d.iteration;
+  return r;
+}
+
+// Ranks stuck in a launch no communicator could be matched to, over all processes.
+std::vector<int32_t> stuck_ranks(Transport& t, const std::vector<CrossRankInput>& local, int world) {
+  std::vector<int64_t> stuck(size_t(world), 0);
+  for (const auto& in : local) stuck[size_t(in.rank)] = in.stuck;
+  t.allreduce(std::span<int64_t>(stuck), Transport::Op::Max);
+  std::vector<int32_t> out;
+  for (int r = 0; r < world; ++r)
+    if (stuck[size_t(r)]) out.push_back(r);
+  return out;
+}
+
+// A rank's evidence from the sums and what its reader kept.
+c::RankEvidence evidence_of(const CrossRankInput& in, const c::RankAccumulator& acc,
+                            const std::optional<topology::ParallelLayout>& layout) {
+  c::RankEvidence e;
+  const size_t r = size_t(in.rank);
+  e.rank = in.rank, e.host = in.host, e.role = layout && in.rank < layout->world() ? layout->pp_rank(in.rank) : 0;
+  e.ops = acc.ops[r], e.late = acc.late[r], e.wait_ns = acc.wait_ns[r], e.blame_ns = acc.blame_ns[r];
+  e.hold_ns = acc.hold_ns[r], e.transfer_ns = acc.transfer_ns[r], e.blame_by_iteration = acc.blame_by_iteration[r];
+  e.wait_by_iteration = acc.wait_by_iteration[r];
+  e.iteration_number = in.iteration_number, e.step_ms = in.step_ms;
+  for (double v : in.work.compute_ns) e.compute_ms.push_back(v / 1e6);
+  for (double v : in.work.idle_ns) e.idle_ms.push_back(v / 1e6);
+  e.kernels = in.work.kernels, e.top_names = in.work.top_names, e.name_ns = in.work.name_ns, e.name_count = in.work.name_count;
+  return e;
+}
+
+// What the verdict knows of each communicator: members, their hosts, transfer time.
+std::vector<c::CommEvidence> comm_evidence(const std::vector<c::RankEvidence>& evidence, const Inferred& inf,
+                                           const std::vector<CommSummary>& comms) {
+  std::map<int32_t, std::set<std::string>> hosts_of_rank;
+  for (const auto& e : evidence) hosts_of_rank[e.rank].insert(e.host);
+  std::vector<c::CommEvidence> ce;
+  for (size_t ci = 0; ci < comms.size(); ++ci) {
+    c::CommEvidence x;
+    x.name = comms[ci].name, x.type = comms[ci].type, x.family = inf.inference.comms[ci].family;
+    x.median_transfer_ns = comms[ci].median_transfer_ns, x.ops = comms[ci].matched_ops;
+    std::set<std::string> hosts;
+    for (auto r : comms[ci].ranks) {
+      x.ranks.push_back(r);
+      for (const auto& h : hosts_of_rank[r]) hosts.insert(h);
+    }
+    x.hosts.assign(hosts.begin(), hosts.end());
+    ce.push_back(std::move(x));
+  }
+  return ce;
+}
+
+}  // namespace
+
+Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<CommSummary>& comms,
+                      const c::ClockSolution& clocks, int world) {
+  Replayed rp;
+  rp.acc = c::RankAccumulator(world);
+  rp.stats.assign(comms.size(), CommStats{});
+  // The per-op results are dropped here (replay_owned recomputes them for the writer).
+  for (const auto& [ci, members] : owned.members) {
+    const auto replay = c::replay_communicator(decode(comms[ci], members), clocks, rp.acc);
+    rp.stats[ci] = {double(replay.ops.size()), replay.median_transfer_ns, double(replay.mismatch_seq + 1),
+                    double(replay.clock_violations_before), double(replay.clock_violations_after)};
+    rp.mismatch.push_back({ci, replay.mismatch});
+    for (const auto& d : replay.desync) rp.desync.push_back(row_of(comms[ci], ci, d));
+    for (const auto& d : replay.capture_ended) rp.capture_ended.push_back(row_of(comms[ci], ci, d));
+  }
+  // The same sums on every process (one owner per communicator): they decide alike afterwards.
+  static_assert(sizeof(CommStats) == 5 * sizeof(double));
+  x.transport().allreduce(std::span<double>(&rp.stats.data()->matched_ops, rp.stats.size() * 5), Transport::Op::Sum);
+  return rp;
+}
+
+void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const std::vector<CrossRankInput>& local,
+                    int world, CrossRankResults& res) {
+  for (const auto& n : x.allgather_list(std::vector<ReplayNotes>{{rp.mismatch, rp.desync, rp.capture_ended}})) {
+    for (const auto& m : n.mismatch) res.comms.at(m.comm).mismatch = m.text;
+    res.desync.insert(res.desync.end(), n.desync.begin(), n.desync.end());
+    res.capture_ended.insert(res.capture_ended.end(), n.capture_ended.begin(), n.capture_ended.end());
+  }
+  c::mark_root_causes(res.desync, res.capture_ended, stuck_ranks(x.transport(), local, world));
+  for (auto* rows : {&res.desync, &res.capture_ended})
+    std::sort(rows->begin(), rows->end(), [](auto& a, auto& b) { return a.communicator < b.communicator; });
+  c::number_in_pipeline_group(res.desync, inf.inference.comms);
+}
+
+void merge_sums(Transport& t, c::RankAccumulator& acc, const std::vector<CrossRankInput>& local) {
+  for (auto* v : {&acc.ops, &acc.late, &acc.wait_ns, &acc.blame_ns, &acc.hold_ns, &acc.transfer_ns}) allreduce_sum(t, *v);
+  for (auto* h : {&acc.wait_hist, &acc.skew_hist, &acc.transfer_hist})  // exact merge: sum of counts
+    t.allreduce(std::span<uint64_t>(h->counts.data(), h->counts.size()), Transport::Op::Sum);
+  int64_t max_iter = 0;
+  for (const auto& b : acc.blame_by_iteration) max_iter = std::max(max_iter, int64_t(b.size()));
+  for (const auto& b : acc.wait_by_iteration) max_iter = std::max(max_iter, int64_t(b.size()));
+  for (const auto& in : local) max_iter = std::max(max_iter, int64_t(in.step_ms.size()));
+  max_iter = t.reduce(max_iter, Transport::Op::Max);
+  const size_t world = acc.ops.size(), width = size_t(max_iter);
+  for (auto* series : {&acc.blame_by_iteration, &acc.wait_by_iteration}) {  // rank x iteration, summed
+    std::vector<double> flat(world * width, 0.0);
+    for (size_t r = 0; r < series->size(); ++r)
+      for (size_t i = 0; i < (*series)[r].size(); ++i) flat[r * width + i] = (*series)[r][i];
+    allreduce_sum(t, flat);
+    for (size_t r = 0; r < world; ++r) (*series)[r].assign(flat.begin() + long(r * width), flat.begin() + long((r + 1) * width));
+  }
+}
+
+void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred& inf, CrossRankResults& res) {
+  std::vector<c::RankEvidence> mine;
+  for (const auto& in : local) mine.push_back(evidence_of(in, res.acc, res.layout.layout));
+  std::vector<c::RankEvidence> evidence = x.allgather_list(mine);
+  std::sort(evidence.begin(), evidence.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  // Stragglers are judged only on iterations before the first desync: from there on the members
+  // that reached an op wait for ones that never come, which no one is to blame for as a straggler.
+  size_t clean = SIZE_MAX;
+  for (const auto& d : res.desync)
+    if (d.iteration >= 0) clean = std::min(clean, size_t(d.iteration));
+  res.verdict = c::decide(evidence, comm_evidence(evidence, inf, res.comms), clean);
+  for (const auto& e : evidence) {
+    res.evidence_ranks.push_back(e.rank);
+    res.step_ms.push_back(e.step_ms);
+    res.iteration_number.push_back(e.iteration_number);
+  }
+}
+
+}  // namespace straggler
