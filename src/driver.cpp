@@ -10,6 +10,7 @@
 #include <numeric>
 #include <set>
 
+#include "analysis.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "hdf5_writer.hpp"
@@ -21,76 +22,91 @@
 #include "report.hpp"
 #include "rows.hpp"
 #include "summary_json.hpp"
+#include "tables/collect.hpp"
 #include "timings.hpp"
 
 namespace straggler {
+
+// What process 0 found, for every process (field lists: exchange.hpp).
+struct RankMapFile {
+  std::string path;
+  std::vector<ranks::RankMapEntry> entries;
+};
+struct DiscoveryMsg {
+  std::string usage_error;  // non-empty: the arguments are unusable
+  std::vector<ranks::ProfileFile> files;
+  std::vector<ranks::SkippedEntry> skipped;
+  std::vector<RankMapFile> rank_map;
+};
+// What reading one file gave: its source and rank processes, or why it failed.
+struct FileInfo {
+  uint64_t file = 0;
+  bool ok = false;
+  std::string error;  // why not
+  ranks::ProfileSource source;
+  int32_t processes = 0;
+};
+
+template <>
+struct Wire<ranks::ProfileFile> {
+  static void fields(auto& ar, auto& f) { ar(f.path, f.size, f.rank_from_name, f.node_from_name); }
+};
+template <>
+struct Wire<ranks::SkippedEntry> {
+  static void fields(auto& ar, auto& e) { ar(e.path, e.reason, e.rank_from_name); }
+};
+template <>
+struct Wire<ranks::RankMapEntry> {
+  static void fields(auto& ar, auto& e) { ar(e.pid, e.device, e.rank); }
+};
+template <>
+struct Wire<RankMapFile> {
+  static void fields(auto& ar, auto& f) { ar(f.path, f.entries); }
+};
+template <>
+struct Wire<DiscoveryMsg> {
+  static void fields(auto& ar, auto& d) { ar(d.usage_error, d.files, d.skipped, d.rank_map); }
+};
+template <>
+struct Wire<ranks::ProfileSource> {
+  static void fields(auto& ar, auto& s) { ar(s.format, s.version, s.schema); }
+};
+template <>
+struct Wire<FileInfo> {
+  static void fields(auto& ar, auto& f) { ar(f.file, f.ok, f.error, f.source, f.processes); }
+};
+template <>
+struct Wire<ranks::FoundProcess> {
+  static void fields(auto& ar, auto& p) { ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file); }
+};
+
 namespace {
+
+using Analyses = std::vector<std::unique_ptr<Analysis>>;
 
 // Process 0 discovers; everyone gets the file list (or the usage error) by broadcast.
 ranks::Discovery discover_everywhere(Transport& t, const Options& opt) {
-  const int me = t.rank();
-  ByteWriter w;
+  DiscoveryMsg msg;
   ranks::Discovery d;
-  if (me == 0) {
+  if (t.root()) {
     try {
       check_output_paths(opt);
       d = ranks::discover(opt.inputs, {opt.rank_pattern, opt.rank_map});
-      w.pod<uint8_t>(0);
-      w.pod<uint64_t>(d.files.size());
-      for (const auto& f : d.files) {
-        w.str(f.path);
-        w.pod(f.size);
-        w.pod<int32_t>(f.rank_from_name.value_or(-1));
-        w.pod<int32_t>(f.node_from_name.value_or(-1));
-      }
-      w.pod<uint64_t>(d.skipped.size());
-      for (const auto& e : d.skipped) {
-        w.str(e.path);
-        w.str(e.reason);
-        w.pod<int32_t>(e.rank_from_name.value_or(-1));
-      }
-      w.pod<uint64_t>(d.rank_map.size());
-      for (const auto& [path, entries] : d.rank_map) {
-        w.str(path);
-        w.pod<uint64_t>(entries.size());
-        for (const auto& e : entries) {
-          w.pod<int64_t>(e.pid.value_or(INT64_MIN));
-          w.pod<int64_t>(e.device.value_or(INT64_MIN));
-          w.pod<int32_t>(e.rank);
-        }
-      }
+      msg.files = d.files, msg.skipped = d.skipped;
+      for (const auto& [path, entries] : d.rank_map) msg.rank_map.push_back({path, entries});
     } catch (const ranks::UsageError& e) {
-      w = ByteWriter();
-      w.pod<uint8_t>(1);
-      w.str(e.what());
+      msg = DiscoveryMsg{e.what(), {}, {}, {}};
     }
   }
+  ByteWriter w;
+  put(w, msg);
   const std::string blob = t.broadcast(w.bytes(), 0);
   ByteReader r(blob);
-  if (r.pod<uint8_t>() != 0) throw ranks::UsageError(r.str());  // on every process, process 0 too
-  if (me == 0) return d;
-  d.files.resize(r.pod<uint64_t>());
-  for (auto& f : d.files) {
-    f.path = r.str();
-    f.size = r.pod<int64_t>();
-    if (int32_t v = r.pod<int32_t>(); v >= 0) f.rank_from_name = v;
-    if (int32_t v = r.pod<int32_t>(); v >= 0) f.node_from_name = v;
-  }
-  d.skipped.resize(r.pod<uint64_t>());
-  for (auto& e : d.skipped) {
-    e.path = r.str();
-    e.reason = r.str();
-    if (int32_t v = r.pod<int32_t>(); v >= 0) e.rank_from_name = v;
-  }
-  for (uint64_t i = r.pod<uint64_t>(); i > 0; --i) {
-    auto& entries = d.rank_map[r.str()];
-    entries.resize(r.pod<uint64_t>());
-    for (auto& e : entries) {
-      if (int64_t v = r.pod<int64_t>(); v != INT64_MIN) e.pid = v;
-      if (int64_t v = r.pod<int64_t>(); v != INT64_MIN) e.device = v;
-      e.rank = r.pod<int32_t>();
-    }
-  }
+  msg = get<DiscoveryMsg>(r);
+  if (!msg.usage_error.empty()) throw ranks::UsageError(msg.usage_error);  // on every process, process 0 too
+  if (t.root()) return d;
+  d.files = std::move(msg.files), d.skipped = std::move(msg.skipped);
+  for (auto& f : msg.rank_map) d.rank_map[f.path] = std::move(f.entries);
   return d;
 }
 
@@ -115,36 +131,27 @@ struct LocalRank {
   CrossRankInput cross;
 };
 
-}  // namespace
+struct LocalRead {
+  std::vector<LocalRank> ranks;  // slot = index
+  std::vector<FileInfo> files;
+};
 
-int run_analysis(Transport& t, const Options& opt) {
-  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_profile(path); });
-}
-
-int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
-  const int me = t.rank(), nproc = t.size();
-  timings().start();
-  const ranks::Discovery d = discover_everywhere(t, opt);
-  timings().mark("discover");
-  const auto owner = assign_files(d.files, nproc);
-
+// Reads and measures this process's files, one at a time (timelines are dropped after use); every
+// analysis sees each rank while its timeline lives.
+LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d, const ProfileReader& read,
+                     const Analyses& analyses) {
   ranks::MetricsOptions mopt;
   if (!opt.iteration_marker.empty()) mopt.iteration_marker = std::regex(opt.iteration_marker);
   mopt.top_kernels = opt.top_kernels;
-
-  // Read and measure this process's files, one at a time (timelines are dropped after use).
-  std::vector<LocalRank> local;
-  ByteWriter file_info;  // per file read: index, ok, error | versions, rank processes
+  const auto owner = assign_files(d.files, t.size());
+  LocalRead local;
   for (size_t f = 0; f < d.files.size(); ++f) {
-    if (owner[f] != me) continue;
-    file_info.pod<uint64_t>(f);
+    if (owner[f] != t.rank()) continue;
+    FileInfo info{f, false, "", {}, 0};
     try {
       auto timelines = read(d.files[f].path);
-      file_info.pod<uint8_t>(1);
       for (auto& tl : timelines) collectives::annotate_nccl(tl);
-      const auto& source = timelines.front().source;
-      file_info.str(source.format), file_info.str(source.version), file_info.str(source.schema);
-      file_info.pod<int32_t>(int32_t(timelines.size()));
+      info.ok = true, info.source = timelines.front().source, info.processes = int32_t(timelines.size());
       for (size_t i = 0; i < timelines.size(); ++i) {
         auto& tl = timelines[i];
         for (const auto& w : tl.warnings)  // recoverable oddities: said once, by the process that read the file
@@ -155,19 +162,21 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
         lr.out = make_rank_outputs(tl, metrics);
         lr.cross = make_cross_input(tl, metrics.iterations);
         lr.cross.clock_domain = int64_t(f);
-        local.push_back(std::move(lr));
+        for (const auto& a : analyses) a->add_rank(local.ranks.size(), {tl, metrics});
+        local.ranks.push_back(std::move(lr));
         tl = ranks::RankTimeline();
       }
     } catch (const ranks::ProfileError& e) {
-      file_info.pod<uint8_t>(0);
-      file_info.str(e.what());
+      info.error = e.what();
     }
+    local.files.push_back(std::move(info));
   }
-
   timings().mark("read and per-rank metrics");
-  // Everyone learns what every file held, then assigns ranks identically.
-  RunResults res;
-  res.command_line = opt.command_line;
+  return local;
+}
+
+// Everyone learns what every file held: res.inputs, and res.failures of discovery and reading.
+void gather_inputs(Transport& t, const ranks::Discovery& d, const std::vector<FileInfo>& mine, RunResults& res) {
   res.inputs.resize(d.files.size());
   for (size_t f = 0; f < d.files.size(); ++f) res.inputs[f].path = d.files[f].path;
   // The rank a file's name gives (when no rank map entry overrides it): for failures.
@@ -175,40 +184,29 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
     return d.rank_map.count(d.files[f].path) ? -1 : d.files[f].rank_from_name.value_or(-1);
   };
   for (const auto& e : d.skipped) res.failures.push_back({e.rank_from_name.value_or(-1), e.path, e.reason});
-  for (const auto& blob : t.allgather(file_info.bytes())) {
-    ByteReader r(blob);
-    while (!r.done()) {
-      const auto f = r.pod<uint64_t>();
-      if (r.pod<uint8_t>()) {
-        res.inputs[f].format = r.str();
-        res.inputs[f].version = r.str();
-        res.inputs[f].schema = r.str();
-        res.inputs[f].ranks = r.pod<int32_t>();
-      } else {
-        res.failures.push_back({name_rank(f), d.files[f].path, r.str()});
-      }
+  std::vector<FileInfo> all;
+  for (const auto& blob : t.allgather(pack_list(mine))) unpack_list(blob, all);
+  for (const auto& fi : all) {
+    if (!fi.ok) {
+      res.failures.push_back({name_rank(fi.file), d.files[fi.file].path, fi.error});
+      continue;
     }
+    auto& in = res.inputs[fi.file];
+    in.format = fi.source.format, in.version = fi.source.version, in.schema = fi.source.schema, in.ranks = fi.processes;
   }
-  std::vector<ranks::FoundProcess> found;
-  {
-    ByteWriter w;
-    for (const auto& lr : local)
-      w.pod(lr.key.file), w.pod(lr.key.pid), w.pod(lr.key.device), w.pod(lr.key.local_index), w.pod(lr.key.procs_in_file);
-    for (const auto& blob : t.allgather(w.bytes())) {
-      ByteReader r(blob);
-      while (!r.done()) {
-        ranks::FoundProcess p;
-        p.file = r.pod<size_t>(), p.pid = r.pod<int64_t>(), p.device = r.pod<int>();
-        p.local_index = r.pod<int>(), p.procs_in_file = r.pod<int>();
-        found.push_back(p);
-      }
-    }
-  }
-  std::sort(found.begin(), found.end(), [](auto& a, auto& b) {
-    return std::tie(a.file, a.local_index) < std::tie(b.file, b.local_index);
-  });
+}
+
+bool by_position(const ranks::FoundProcess& a, const ranks::FoundProcess& b) {
+  return std::tie(a.file, a.local_index) < std::tie(b.file, b.local_index);
+}
+
+// The rank of each local slot, agreed by every process (-1: rejected, with a failure row).
+std::vector<int32_t> agree_ranks(Transport& t, const ranks::Discovery& d, const LocalRead& local, RunResults& res) {
+  std::vector<ranks::FoundProcess> mine, found;
+  for (const auto& lr : local.ranks) mine.push_back(lr.key);
+  for (const auto& blob : t.allgather(pack_list(mine))) unpack_list(blob, found);
+  std::sort(found.begin(), found.end(), by_position);
   const auto assignment = ranks::assign_ranks(d, found);
-  std::set<std::string> hosts;
   for (size_t i = 0; i < found.size(); ++i) {
     if (assignment.rank[i] < 0) {
       res.failures.push_back({assignment.claimed[i], d.files[found[i].file].path, assignment.errors[i]});
@@ -223,58 +221,89 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
   res.failures.erase(std::unique(res.failures.begin(), res.failures.end(),
                                  [](auto& a, auto& b) { return a.file == b.file && a.error == b.error; }),
                      res.failures.end());
+  res.world = 0;
+  for (int r : assignment.rank) res.world = std::max(res.world, int32_t(r + 1));
+  std::vector<int32_t> rank_of_slot;
+  for (const auto& lr : local.ranks) {
+    auto it = std::lower_bound(found.begin(), found.end(), lr.key, by_position);
+    rank_of_slot.push_back(int32_t(assignment.rank[size_t(it - found.begin())]));
+  }
+  return rank_of_slot;
+}
 
-  std::vector<CrossRankInput> cross_inputs;
-  int world = 0;
-  for (int r : assignment.rank) world = std::max(world, r + 1);
-  for (auto& lr : local) {
-    auto it = std::lower_bound(found.begin(), found.end(), lr.key, [](auto& a, auto& b) {
-      return std::tie(a.file, a.local_index) < std::tie(b.file, b.local_index);
-    });
-    const int rank = assignment.rank[size_t(it - found.begin())];
+// The rows of the local ranks that got a rank into `res`; their cross-rank inputs.
+std::vector<CrossRankInput> place_ranks(LocalRead& local, const std::vector<int32_t>& rank_of_slot, RunResults& res) {
+  std::vector<CrossRankInput> cross;
+  for (size_t slot = 0; slot < local.ranks.size(); ++slot) {
+    const int rank = rank_of_slot[slot];
+    auto& lr = local.ranks[slot];
     if (rank < 0) continue;
     set_rank(lr.out, rank);
     set_cross_rank(lr.cross, rank);
-    cross_inputs.push_back(std::move(lr.cross));
+    cross.push_back(std::move(lr.cross));
     res.ranks.push_back(lr.out.row);
     res.top_kernels.insert(res.top_kernels.end(), lr.out.top_kernels.begin(), lr.out.top_kernels.end());
     res.iterations.insert(res.iterations.end(), lr.out.iterations.begin(), lr.out.iterations.end());
     res.histograms.push_back(lr.out.histograms);
   }
   sort_by_rank(res);
-  res.hosts = gather_hosts(t, res.ranks);
+  return cross;
+}
 
+// Both outputs appear together, complete, or neither does; then the report on process 0.
+void write_outputs(Transport& t, const Options& opt, const RunResults& res, const Analyses& analyses) {
+  OutputFiles files(t, opt.output, opt.summary);
+  write_hdf5(t, opt.output, files.h5_temp(), tables::collect_tables(res, analyses));
+  timings().mark("write HDF5");
+  // Process 0 also needs every rank's row for the report and the summary.
+  RunSummaryInput all = gather_summary_input(t, res, 0);
+  std::string error;
+  if (t.root() && !opt.summary.empty())
+    if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())
+      error = ranks::printable(opt.summary) + ": cannot write the summary (" + why + ")";
+  files.commit(error);
+  timings().mark("summary");
+  if (t.root()) {
+    if (opt.timings) timings().print(std::cerr);
+    print_failures(std::cerr, res.failures);
+    if (!opt.quiet) print_report(std::cout, all, opt);
+  }
+}
+
+}  // namespace
+
+int run_analysis(Transport& t, const Options& opt) {
+  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_profile(path); });
+}
+
+int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
+  timings().start();
+  const ranks::Discovery d = discover_everywhere(t, opt);
+  timings().mark("discover");
+  const Analyses analyses = make_analyses();
+  LocalRead local = read_local(t, opt, d, read, analyses);
+  RunResults res;
+  res.command_line = opt.command_line;
+  gather_inputs(t, d, local.files, res);
+  const std::vector<int32_t> rank_of_slot = agree_ranks(t, d, local, res);
+  for (const auto& a : analyses) a->assign_ranks(rank_of_slot);
+  std::vector<CrossRankInput> cross_inputs = place_ranks(local, rank_of_slot, res);
+  res.hosts = gather_hosts(t, res.ranks);
   if (res.total_ranks == 0 || (opt.strict && !res.failures.empty())) {
-    if (me == 0) {
+    if (t.root()) {
       print_failures(std::cerr, res.failures);
       std::cerr << "straggler-scan: " << (res.total_ranks == 0 ? "no usable profile" : "--strict: some profiles failed")
                 << "; nothing written\n";
     }
     return 2;
   }
-
   timings().mark("assign ranks");
-  check_layout(opt, world, res.failures);  // the same answer on every process
-  const CrossRankResults cross = run_cross_rank(t, cross_inputs, world, opt.layout, opt.clock_correction);
+  check_layout(opt, res.world, res.failures);  // the same answer on every process
+  const CrossRankResults cross = run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction);
   apply_cross_rank(res, cross);
   res.cross = &cross;
-  // Both outputs appear together, complete, or neither does.
-  OutputFiles files(t, opt.output, opt.summary);
-  write_hdf5(t, opt.output, files.h5_temp(), res);
-  timings().mark("write HDF5");
-  // Process 0 also needs every rank's row for the report and the summary.
-  RunSummaryInput all = gather_summary_input(t, res, 0);
-  std::string error;
-  if (me == 0 && !opt.summary.empty())
-    if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())
-      error = ranks::printable(opt.summary) + ": cannot write the summary (" + why + ")";
-  files.commit(error);
-  timings().mark("summary");
-  if (me == 0) {
-    if (opt.timings) timings().print(std::cerr);
-    print_failures(std::cerr, res.failures);
-    if (!opt.quiet) print_report(std::cout, all, opt);
-  }
+  for (const auto& a : analyses) a->finish(t, res);
+  write_outputs(t, opt, res, analyses);
   return 0;
 }
 

@@ -13,7 +13,6 @@
 #include "h5_file.hpp"
 #include "hdf5_writer.hpp"
 #include "output_files.hpp"
-#include "tables/collect.hpp"
 
 namespace straggler {
 namespace {
@@ -193,9 +192,6 @@ void write_all(File& f, const ResultTables& rt) {
 
 }  // namespace
 
-void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const RunResults& res) {
-  write_hdf5(t, path, tmp, tables::collect_tables(res));
-}
 
 void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const ResultTables& rt) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // our own one-line errors instead of HDF5's stack

@@ -17,7 +17,5 @@ namespace straggler {
 // failure, after removing `tmp`; the same outcome on every process. Anything else (out of memory)
 // propagates as is and is fatal to the job.
 void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const tables::ResultTables& tables);
-// The tables of a run (tables::collect_tables): the layout of docs/hdf5-layout.md.
-void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const RunResults& local);
 
 }  // namespace straggler

@@ -88,6 +88,7 @@ struct RunResults {
   std::vector<std::string> hosts;  // distinct, sorted
   std::string command_line;
   int32_t total_ranks = 0;
+  int32_t world = 0;  // highest rank + 1
   // The cross-rank analysis (communicators, clocks, verdict): identical on every process, except
   // the per-communicator replays, held by each communicator's owner.
   const struct CrossRankResults* cross = nullptr;

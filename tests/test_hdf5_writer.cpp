@@ -21,6 +21,7 @@
 #include "h5_file.hpp"
 #include "hdf5_writer.hpp"
 #include "output_files.hpp"
+#include "tables/collect.hpp"
 #include "transport.hpp"
 #include "version.hpp"
 
@@ -40,7 +41,7 @@ Transport& world() {
 // What the driver does: the file under its temporary name, then renamed into place.
 void write_file(Transport& t, const std::string& path, const RunResults& res) {
   OutputFiles files(t, path, "");
-  write_hdf5(t, path, files.h5_temp(), res);
+  write_hdf5(t, path, files.h5_temp(), tables::collect_tables(res, make_analyses()));
   files.commit("");
 }
 

@@ -5,13 +5,13 @@
 
 namespace straggler::tables {
 
-// The tables an empty run with cross-rank results writes: every table, with no second list to
-// keep in step with the assembly.
+// The tables every registered analysis writes for an empty run with cross-rank results: every
+// table, with no second list to keep in step with the analyses.
 std::vector<TableSchema> all_schemas() {
   static const CrossRankResults cross;
   RunResults run;
   run.cross = &cross;
-  const ResultTables rt = collect_tables(run);
+  const ResultTables rt = collect_tables(run, make_analyses());
   std::vector<TableSchema> out;
   auto add = [&](const TableData& t) {
     TableSchema s{t.path, t.description, t.distribution, {}};

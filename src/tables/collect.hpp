@@ -1,14 +1,16 @@
-// The result tables of a run, assembled from RunResults (and its cross-rank results) by the
-// declarations in this folder. Kept apart from the declarations: each analysis will produce its
-// own tables.
+// The result tables of a run: the file's attributes, then each analysis's tables in registry
+// order (src/analysis.hpp).
 #pragma once
+#include <memory>
+#include <vector>
+
+#include "analysis.hpp"
 #include "results.hpp"
 #include "table.hpp"
 
 namespace straggler::tables {
 
-// Every table of docs/hdf5-layout.md, in writing order. Collective only in what it later makes the
-// writer do (the data itself is local).
-ResultTables collect_tables(const RunResults& res);
+// Collective only in what it later makes the writer do (the data itself is local).
+ResultTables collect_tables(const RunResults& res, const std::vector<std::unique_ptr<Analysis>>& analyses);
 
 }  // namespace straggler::tables

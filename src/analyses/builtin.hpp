@@ -1,0 +1,16 @@
+// The built-in analyses (each in its own file here); builtin.cpp registers them.
+#pragma once
+#include <memory>
+
+#include "analysis.hpp"
+
+namespace straggler::analyses {
+
+std::unique_ptr<Analysis> rank_metrics();  // /ranks, /histograms, /kernels/top, /iterations
+std::unique_ptr<Analysis> run_inputs();    // /inputs, /failures
+std::unique_ptr<Analysis> collectives();   // /collectives: communicators, per-op waits and blame
+std::unique_ptr<Analysis> clock();         // /clock
+std::unique_ptr<Analysis> verdict();       // /stragglers, /slow_links, /iterations/{matrices, job, change points}
+std::unique_ptr<Analysis> desync();        // /desync, /capture_ended
+
+}  // namespace straggler::analyses

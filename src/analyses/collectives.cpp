@@ -1,0 +1,63 @@
+// Waits and blame per collective (collectives/decompose.hpp, replay.hpp): the communicators, their
+// members, and per matched op its arrivals and decomposition. The per-op tables are never all in
+// memory: each communicator's owner replays it again while writing (replay_owned).
+#include "analyses/builtin.hpp"
+#include "tables/cross_tables.hpp"
+
+namespace straggler::analyses {
+namespace {
+using namespace straggler::tables;
+
+StreamedTables op_tables(const CrossRankResults& x, const std::vector<CommunicatorRow>& comms) {
+  StreamedTables s;
+  s.tables = {ops_table().materialize(std::vector<CommOp>{}), arrivals_table().materialize(std::vector<ArrivalRow>{})};
+  s.rows = {0, 0};
+  for (const auto& c : comms) {
+    s.rows[0] += uint64_t(c.comm.matched_ops);
+    s.rows[1] += uint64_t(c.comm.matched_ops) * c.comm.ranks.size();
+  }
+  s.produce = [&x, comms](const StreamedTables::Emit& emit) {
+    replay_owned(x, [&](size_t ci, const ::collectives::CommReplay& rp) {
+      if (rp.ops.empty()) return;
+      std::vector<CommOp> ops;
+      ops.reserve(rp.ops.size());
+      for (const auto& o : rp.ops) ops.push_back({int32_t(ci), &o});
+      emit(0, uint64_t(comms[ci].op_offset), ops_table().materialize(ops).columns);
+      ops = {};
+      std::vector<ArrivalRow> arrivals;
+      for (const auto& a : rp.arrival)
+        for (int64_t ns : a) arrivals.push_back({ns});
+      emit(1, uint64_t(comms[ci].arrival_offset), arrivals_table().materialize(arrivals).columns);
+    });
+  };
+  return s;
+}
+
+class Collectives : public Analysis {
+ public:
+  void tables(const RunResults& res, ResultTables& out) const override {
+    if (!res.cross) return;
+    const CrossRankResults& x = *res.cross;
+    std::vector<CommunicatorRow> comms;
+    std::vector<MemberRow> members;
+    int64_t ops = 0, arrivals = 0;
+    for (const auto& c : x.comms) {
+      comms.push_back({c, ops, int64_t(members.size()), arrivals});
+      ops += c.matched_ops, arrivals += c.matched_ops * int64_t(c.ranks.size());
+      for (int32_t r : c.ranks) members.push_back({r});
+    }
+    out.tables.push_back(communicators_table().materialize(comms));
+    out.tables.push_back(members_table().materialize(members));
+    out.streamed.push_back(op_tables(x, comms));
+    std::vector<CollectiveHistogramBin> bins(ranks::LogHistogram::kBins);
+    for (size_t b = 0; b < bins.size(); ++b)
+      bins[b] = {x.acc.wait_hist.counts[b], x.acc.skew_hist.counts[b], x.acc.transfer_hist.counts[b]};
+    out.tables.push_back(collective_histograms_table().materialize(bins));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> collectives() { return std::make_unique<Collectives>(); }
+
+}  // namespace straggler::analyses

@@ -1,0 +1,27 @@
+// Per-rank metrics (ranks/metrics.hpp): the driver computes them where each profile is read and
+// keeps them as RunResults' rank rows, which the report and the summary read too; this analysis
+// writes them.
+#include "analyses/builtin.hpp"
+#include "tables/rank_tables.hpp"
+
+namespace straggler::analyses {
+namespace {
+
+class RankMetrics : public Analysis {
+ public:
+  void tables(const RunResults& res, tables::ResultTables& out) const override {
+    using namespace straggler::tables;
+    out.tables.push_back(ranks_table().materialize(res.ranks));
+    out.tables.push_back(histogram_edges_table().materialize(histogram_bins()));
+    out.tables.push_back(rank_histograms_table().materialize(res.histograms));
+    out.tables.push_back(summed_histograms_table().materialize(res.histograms));
+    out.tables.push_back(top_kernels_table().materialize(res.top_kernels));
+    out.tables.push_back(iterations_table().materialize(res.iterations));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> rank_metrics() { return std::make_unique<RankMetrics>(); }
+
+}  // namespace straggler::analyses

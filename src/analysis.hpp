@@ -1,0 +1,94 @@
+// Analyses behind one interface, in the manner of Scalasca's patterns and HPCToolkit's
+// finalizers and sinks. The driver runs every registered analysis through the same hooks:
+//
+//   per rank, where its profile was read   add_rank(slot, {timeline, metrics})
+//   once ranks are agreed                  assign_ranks(rank of each slot)
+//   after the cross-rank run (collective)  finish(transport, run)
+//   when writing                           tables(run, out)
+//
+// What an analysis consumes: the normalized timeline and per-rank metrics of each rank it sees
+// (ranks/), and the run's results (RunResults: rank rows, failures, and the cross-rank replay,
+// clocks and verdict, identical on every process). How its partial results merge across
+// processes: through the distribution of its tables (ByRank rows are placed by rank, Summed
+// tables summed, Replicated written once), or explicitly in finish() over the transport. What it
+// produces: result tables (src/table.hpp), which the writers iterate without knowing it.
+//
+// Adding one: a class in one file, and one line that registers it (src/analyses/builtin.cpp for
+// ours; a test may register its own). docs/analyses.md lists them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ranks/metrics.hpp"
+#include "ranks/timeline.hpp"
+#include "results.hpp"
+#include "table.hpp"
+#include "transport.hpp"
+
+namespace straggler {
+
+// One rank process as its reader and the per-rank metrics left it (valid during the call only:
+// the timeline is dropped right after).
+struct RankInput {
+  const ranks::RankTimeline& timeline;
+  const ranks::RankMetrics& metrics;
+};
+
+class Analysis {
+ public:
+  virtual ~Analysis() = default;
+  // Called for each rank process this process read, in reading order; `slot` counts them from 0.
+  virtual void add_rank(size_t slot, const RankInput& rank) { (void)slot, (void)rank; }
+  // rank_of_slot[slot]: the rank every process agreed on (-1: not analysed, e.g. a duplicate).
+  virtual void assign_ranks(const std::vector<int32_t>& rank_of_slot) { (void)rank_of_slot; }
+  // Collective: every process calls it, in registry order, after the cross-rank run.
+  virtual void finish(Transport& t, const RunResults& run) { (void)t, (void)run; }
+  // Its tables: this process's rows (ByRank, Summed), or the whole table (Replicated). An analysis
+  // that saw nothing still declares its tables, empty: docs/hdf5-layout.md is made that way.
+  virtual void tables(const RunResults& run, tables::ResultTables& out) const = 0;
+};
+
+struct AnalysisInfo {
+  std::string name, description;
+  std::function<std::unique_ptr<Analysis>()> make;
+};
+
+// Adds an analysis to the registry (after those already there); returns true so that a
+// registration can be one line: `static const bool reg = register_analysis({...});`.
+bool register_analysis(AnalysisInfo info);
+// The built-in analyses first (builtin.cpp), then any registered elsewhere, in registration order.
+std::vector<AnalysisInfo> analysis_registry();
+// A fresh instance of each registered analysis, in registry order.
+std::vector<std::unique_ptr<Analysis>> make_analyses();
+
+// An analysis whose rows are one record per rank, measured where the rank was read: the slot to
+// rank bookkeeping done once. `measure` returns the rank's rows with any rank field left unset;
+// `set_rank` fills it once known.
+template <class Row>
+class PerRankAnalysis : public Analysis {
+ public:
+  void add_rank(size_t slot, const RankInput& rank) override {
+    for (auto& r : measure(rank)) pending_.push_back({slot, std::move(r)});
+  }
+  void assign_ranks(const std::vector<int32_t>& rank_of_slot) override {
+    rows_.clear();
+    for (auto& [slot, row] : pending_)
+      if (rank_of_slot.at(slot) >= 0) set_rank(row, rank_of_slot[slot]), rows_.push_back(std::move(row));
+    pending_.clear();
+  }
+  const std::vector<Row>& rows() const { return rows_; }
+
+ protected:
+  virtual std::vector<Row> measure(const RankInput& rank) = 0;
+  virtual void set_rank(Row& row, int32_t rank) = 0;
+
+ private:
+  std::vector<std::pair<size_t, Row>> pending_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace straggler

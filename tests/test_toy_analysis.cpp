@@ -1,0 +1,116 @@
+// A new analysis and a new input format reach the output through the public interfaces alone:
+// the toy analysis below is one class plus one registration line (src/analysis.hpp), the toy
+// reader one file plus one registration line (tests/toy_reader.hpp). The run finds the analysis's
+// table in the HDF5 file with its description and units, and in the generated layout docs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "analysis.hpp"
+#include "driver.hpp"
+#include "h5_read.hpp"
+#include "tables/catalog.hpp"
+#include "toy_reader.hpp"
+#include "transport.hpp"
+
+namespace fs = std::filesystem;
+using namespace straggler;
+
+namespace {
+
+// --- the toy analysis: each rank's longest kernel, and the kernels of the whole run ----------------
+struct LongestKernel {
+  int32_t rank = -1;
+  std::string name;
+  double duration_us = 0;
+  int64_t kernels = 0;
+};
+
+const tables::Table<LongestKernel>& longest_kernel_table() {
+  using tables::col;
+  static const tables::Table<LongestKernel> t{
+      "/toy/longest_kernel", "each rank's longest kernel", tables::Distribution::ByRank,
+      {col("rank", &LongestKernel::rank, "", "global rank"), col("name", &LongestKernel::name, "", "kernel name"),
+       col("duration_us", &LongestKernel::duration_us, "us", "duration of the rank's longest kernel"),
+       col("kernels", &LongestKernel::kernels, "", "kernels of the rank")},
+      [](const LongestKernel& r) { return r.rank; }};
+  return t;
+}
+
+class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
+ public:
+  void finish(Transport& t, const RunResults&) override {  // merged over processes explicitly
+    int64_t mine = 0;
+    for (const auto& r : rows()) mine += r.kernels;
+    total_ = t.reduce(mine, Transport::Op::Sum);
+  }
+  void tables(const RunResults&, tables::ResultTables& out) const override {
+    auto t = longest_kernel_table().materialize(rows());
+    t.attributes = {{"run_kernels", total_}};
+    out.tables.push_back(std::move(t));
+  }
+
+ protected:
+  std::vector<LongestKernel> measure(const RankInput& in) override {
+    const auto& k = in.timeline.kernels;
+    LongestKernel row;
+    row.kernels = int64_t(k.size());
+    for (size_t i = 0; i < k.size(); ++i)
+      if (double(k.end[i] - k.start[i]) / 1e3 > row.duration_us)
+        row.duration_us = double(k.end[i] - k.start[i]) / 1e3, row.name = in.timeline.names.str(k.name[i]);
+    return {row};
+  }
+  void set_rank(LongestKernel& row, int32_t rank) override { row.rank = rank; }
+
+ private:
+  int64_t total_ = 0;
+};
+
+const bool kToyAnalysisRegistered =  // the one registration line
+    register_analysis({"toy", "each rank's longest kernel", [] { return std::make_unique<ToyAnalysis>(); }});
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("ss-toy-analysis-" + std::to_string(getpid()));
+  TempDir() { fs::create_directories(path / "run"); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+TEST(ToyAnalysis, ItsTableIsInTheOutputDocumented) {
+  ASSERT_TRUE(kToyAnalysisRegistered && toy::kToyRegistered);
+  TempDir t;
+  for (int r = 0; r < 4; ++r) toy::write_toy(t.path / "run" / ("rank_" + std::to_string(r) + ".toytrace"), r);
+  Options opt;
+  opt.inputs = {(t.path / "run").string()};
+  opt.output = (t.path / "out.h5").string();
+  opt.quiet = true;
+  auto local = local_transport();
+  ASSERT_EQ(run_analysis(*local, opt), 0);
+
+  const std::string f = opt.output;
+  EXPECT_EQ(h5read::numbers<int64_t>(f, "/toy/longest_kernel/rank"), (std::vector<int64_t>{0, 1, 2, 3}));
+  // The gemm lasts 6 ms + 0.1 ms per rank (toy_reader.hpp).
+  EXPECT_EQ(h5read::numbers<double>(f, "/toy/longest_kernel/duration_us"), (std::vector<double>{6000, 6100, 6200, 6300}));
+  EXPECT_EQ(h5read::strings(f, "/toy/longest_kernel/name"), std::vector<std::string>(4, "gemm_kernel"));
+  EXPECT_EQ(h5read::attribute<int64_t>(f, "/toy/longest_kernel", "run_kernels"), 4 * 24);
+  // Documented where users look: each dataset's attributes, and the generated docs/hdf5-layout.md
+  // blocks (which also carry the table's description; a group may hold several tables).
+  EXPECT_EQ(h5read::string_attribute(f, "/toy/longest_kernel/name", "description"), "kernel name");
+  EXPECT_EQ(h5read::string_attribute(f, "/toy/longest_kernel/duration_us", "units"), "us");
+  EXPECT_EQ(h5read::string_attribute(f, "/toy/longest_kernel/duration_us", "description"),
+            "duration of the rank's longest kernel");
+  const std::string md = tables::layout_markdown("/toy");
+  EXPECT_NE(md.find("`/toy/longest_kernel`: each rank's longest kernel"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `duration_us` | float64 | us | duration of the rank's longest kernel |"), std::string::npos) << md;
+  // And the built-in analyses still wrote theirs.
+  EXPECT_EQ(h5read::numbers<int64_t>(f, "/ranks/rank"), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(ToyAnalysis, RegisteredAfterTheBuiltinOnes) {
+  const auto reg = analysis_registry();
+  ASSERT_GE(reg.size(), 2u);
+  EXPECT_EQ(reg.front().name, "rank_metrics");
+  EXPECT_EQ(reg.back().name, "toy");
+}
+
+}  // namespace
