@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ranks/metrics.hpp"
@@ -50,6 +51,13 @@ class Analysis {
   // Its tables: this process's rows (ByRank, Summed), or the whole table (Replicated). An analysis
   // that saw nothing still declares its tables, empty: docs/hdf5-layout.md is made that way.
   virtual void tables(const RunResults& run, tables::ResultTables& out) const = 0;
+  // The summary keys it fills (../shared/docs/summary-contract.md), key -> a whole JSON value
+  // (JsonWriter::str()). Asked on process 0 only, after finish(). A contract key that no analysis
+  // fills gets the contract's empty value ("pipeline": null, "scaling": [], "what_if": null).
+  virtual std::vector<std::pair<std::string, std::string>> summary(const RunResults& run) const {
+    (void)run;
+    return {};
+  }
 };
 
 struct AnalysisInfo {

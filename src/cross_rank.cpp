@@ -61,43 +61,6 @@ uint64_t clock_domain(const CrossRankInput& in) {
   return in.host.empty() ? uint64_t(in.clock_domain + 2) : std::hash<std::string>{}(in.host) | 1u;
 }
 
-// Whether the op after the last one of a stream serving two links belongs to this link: the
-// stream repeats its pattern of links every iteration (one launch thread, the same schedule), so
-// it is the link of the op one period back. The period: the smallest that repeats the pattern
-// over the whole stream (to 1%). False when none does.
-bool next_on_link(const std::vector<uint8_t>& on_link) {
-  const size_t n = on_link.size();
-  for (size_t p = 1; p * 3 <= n; ++p) {
-    size_t bad = 0;
-    for (size_t i = p; i < n; ++i) bad += on_link[i] != on_link[i - p];
-    if (bad * 100 <= n - p) return on_link[n - p] != 0;
-  }
-  return false;
-}
-
-// A p2p link whose member streams also serve another link keeps the ops whose ends coincide
-// (each send has one receiver). A member's pending launch stays when it is this link's.
-void keep_linked_ops(std::vector<c::MemberOps>& m, int64_t offset_ns, int64_t tolerance_ns) {
-  if (m.size() != 2) return;
-  std::vector<int64_t> ea, eb;
-  for (const auto& op : m[0].ops) ea.push_back(op.end);
-  for (const auto& op : m[1].ops) eb.push_back(op.end);
-  const auto pairs = c::match_link_ops(ea, eb, offset_ns, tolerance_ns);
-  for (int side = 0; side < 2; ++side) {
-    auto& mem = m[size_t(side)];
-    if (pairs.size() == mem.ops.size()) continue;
-    std::vector<uint8_t> on_link(mem.ops.size(), 0);
-    std::vector<c::CollectiveOp> kept;
-    for (const auto& p : pairs) {
-      const uint32_t i = side == 0 ? p.first : p.second;
-      kept.push_back(mem.ops[i]), on_link[i] = 1;
-    }
-    for (uint32_t k = 0; k < kept.size(); ++k) kept[k].seq = k;
-    mem.ops = std::move(kept);
-    if (mem.pending_next && !next_on_link(on_link)) mem.pending_next = false, mem.pending_launch = 0;
-  }
-}
-
 // Frees a stream's encoding (assigning an empty string would keep its buffer: libstdc++ copies a
 // short string into the existing allocation).
 void release(StreamRecords& s) { std::string().swap(s.bytes); }
@@ -150,7 +113,7 @@ std::vector<c::MemberOps> decode(const CommSummary& cs, const std::vector<OwnedM
     m[i].pending_next = owned[i].pending_next, m[i].pending_launch = owned[i].pending_launch;
     m[i].ops = decode_stream(owned[i].bytes, owned[i].ops, m[i].rank);
   }
-  if (cs.p2p && cs.shared) keep_linked_ops(m, cs.link_offset_ns, cs.link_tolerance_ns);
+  if (cs.p2p && cs.shared) c::keep_link_ops(m, cs.link_offset_ns, cs.link_tolerance_ns);
   return m;
 }
 

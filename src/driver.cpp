@@ -257,6 +257,9 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
   timings().mark("write HDF5");
   // Process 0 also needs every rank's row for the report and the summary.
   RunSummaryInput all = gather_summary_input(t, res, 0);
+  if (t.root())
+    for (const auto& a : analyses)
+      for (auto& kv : a->summary(res)) all.analysis_keys.push_back(std::move(kv));
   std::string error;
   if (t.root() && !opt.summary.empty())
     if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())

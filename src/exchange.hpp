@@ -154,6 +154,11 @@ void put(ByteWriter& w, const T& v) {
   out(v);
 }
 template <class T>
+void get_into(ByteReader& r, T& v) {
+  WireIn in(r);
+  in(v);
+}
+template <class T>
 T get(ByteReader& r) {
   T v{};
   WireIn in(r);

@@ -37,6 +37,8 @@ class JsonWriter {
   JsonWriter& value(int v) { return value(int64_t(v)); }
   JsonWriter& value(bool v) { return comma(), out_ += v ? "true" : "false", *this; }
   JsonWriter& null() { return comma(), out_ += "null", *this; }
+  // A whole value written by another JsonWriter (its str()).
+  JsonWriter& raw(const std::string& value) { return comma(), out_ += value, *this; }
   const std::string& str() const { return out_; }
 
  private:

@@ -33,6 +33,7 @@ struct RunSummaryInput {
   std::vector<std::string> hosts;
   int32_t total_ranks = 0;
   const CrossRankResults* cross = nullptr;  // identical on every process
+  std::vector<std::pair<std::string, std::string>> analysis_keys;  // Analysis::summary of each analysis
 };
 RunSummaryInput gather_summary_input(Transport& t, const RunResults& local, int root);
 

@@ -183,6 +183,16 @@ void additions(JsonWriter& j, const RunSummaryInput& in, const CrossRankResults*
   }
 }
 
+// A contract key that an analysis fills (Analysis::summary), else its empty value.
+void contract_key(JsonWriter& j, const RunSummaryInput& in, const std::string& key, const std::string& empty) {
+  for (const auto& [k, value] : in.analysis_keys)
+    if (k == key) {
+      j.key(key).raw(value);
+      return;
+    }
+  j.key(key).raw(empty);
+}
+
 }  // namespace
 
 std::string summary_json(const RunSummaryInput& in) {
@@ -199,11 +209,13 @@ std::string summary_json(const RunSummaryInput& in) {
   }
   verdict_tables(j, in.cross);
   clock(j, in.cross);
-  j.key("pipeline").null();
-  j.key("scaling").begin_array().end_array();
+  contract_key(j, in, "pipeline", "null");
+  contract_key(j, in, "scaling", "[]");
   change_points(j, in.cross);
-  j.key("what_if").null();
+  contract_key(j, in, "what_if", "null");
   additions(j, in, in.cross);
+  for (const auto& [key, value] : in.analysis_keys)  // keys beyond the contract's, after its own
+    if (key != "pipeline" && key != "scaling" && key != "what_if") j.key(key).raw(value);
   j.end_object();
   return j.str() + "\n";
 }

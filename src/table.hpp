@@ -141,31 +141,11 @@ struct Column {
 };
 
 namespace detail {
-template <class T>
-struct is_vector : std::false_type {};
-template <class T>
-struct is_vector<std::vector<T>> : std::true_type {};
+using straggler::wire_detail::is_vector;
 template <class T>
 struct is_array : std::false_type {};
 template <class T, size_t N>
 struct is_array<std::array<T, N>> : std::true_type {};
-
-template <class T>
-void put_value(ByteWriter& w, const T& v) {
-  if constexpr (std::is_same_v<T, std::string>) w.str(v);
-  else if constexpr (is_vector<T>::value) {
-    w.pod<uint64_t>(v.size());
-    for (const auto& x : v) put_value(w, x);
-  } else w.pod(v);
-}
-template <class T>
-void get_value(ByteReader& b, T& v) {
-  if constexpr (std::is_same_v<T, std::string>) v = b.str();
-  else if constexpr (is_vector<T>::value) {
-    v.resize(b.pod<uint64_t>());
-    for (auto& x : v) get_value(b, x);
-  } else v = b.pod<T>();
-}
 
 // Appends one row's value to `c` (scalar, fixed-size array, or list).
 template <class T>
@@ -202,8 +182,8 @@ template <class Row, class T>
 Column<Row> col(std::string name, T Row::*m, std::string unit = "", std::string description = "") {
   Column<Row> c{detail::info_for<T>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}};
   c.append = [m](const Row& r, ColumnData& d) { detail::append_value(d, r.*m); };
-  c.put = [m](const Row& r, ByteWriter& w) { detail::put_value(w, r.*m); };
-  c.get = [m](ByteReader& b, Row& r) { detail::get_value(b, r.*m); };
+  c.put = [m](const Row& r, ByteWriter& w) { straggler::put(w, r.*m); };
+  c.get = [m](ByteReader& b, Row& r) { straggler::get_into(b, r.*m); };
   return c;
 }
 
@@ -297,9 +277,10 @@ struct Table {
 }  // namespace straggler::tables
 
 // Where things live: each table's declaration sits in src/tables/ (one file per group of
-// tables), beside its row type; src/tables/collect.hpp assembles the ResultTables of a run
-// (`collect_tables`) until each analysis produces its own; src/hdf5_writer.hpp writes any
-// ResultTables; src/tables/catalog.hpp lists the tables collect_tables makes, and docs/hdf5-layout.md
-// shows their columns (generated: scripts/update_layout_doc.sh; checked by the test layout_doc_current).
-// A new table: declare it in src/tables/, add it to collect_tables, add a generated block for its group
-// to the doc if it starts a new group, and run scripts/update_layout_doc.sh.
+// tables), beside its row type; each analysis (src/analysis.hpp, src/analyses/) fills its tables;
+// src/tables/collect.hpp assembles the ResultTables of a run from the registered analyses;
+// src/hdf5_writer.hpp writes any ResultTables; src/tables/catalog.hpp lists every table the
+// registered analyses declare, and docs/hdf5-layout.md shows their columns (generated:
+// scripts/update_layout_doc.sh; checked by the test layout_doc_current). A new table: declare it,
+// have its analysis add it in tables(), add a generated block for its group to the doc if it
+// starts a new group, and run scripts/update_layout_doc.sh (docs/analyses.md).

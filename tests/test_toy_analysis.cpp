@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "analysis.hpp"
 #include "driver.hpp"
 #include "h5_read.hpp"
+#include "json_writer.hpp"
 #include "tables/catalog.hpp"
 #include "toy_reader.hpp"
 #include "transport.hpp"
@@ -50,6 +53,11 @@ class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
     t.attributes = {{"run_kernels", total_}};
     out.tables.push_back(std::move(t));
   }
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults&) const override {
+    JsonWriter j;
+    j.begin_object().key("run_kernels").value(total_).end_object();
+    return {{"toy", j.str()}};
+  }
 
  protected:
   std::vector<LongestKernel> measure(const RankInput& in) override {
@@ -83,9 +91,14 @@ TEST(ToyAnalysis, ItsTableIsInTheOutputDocumented) {
   Options opt;
   opt.inputs = {(t.path / "run").string()};
   opt.output = (t.path / "out.h5").string();
+  opt.summary = (t.path / "summary.json").string();
   opt.quiet = true;
   auto local = local_transport();
   ASSERT_EQ(run_analysis(*local, opt), 0);
+  std::stringstream summary;
+  summary << std::ifstream(opt.summary).rdbuf();
+  EXPECT_NE(summary.str().find("\"toy\": {\"run_kernels\": 96}"), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("\"pipeline\": null, \"scaling\": []"), std::string::npos) << summary.str();
 
   const std::string f = opt.output;
   EXPECT_EQ(h5read::numbers<int64_t>(f, "/toy/longest_kernel/rank"), (std::vector<int64_t>{0, 1, 2, 3}));
