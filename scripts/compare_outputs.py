@@ -10,6 +10,8 @@ documented in docs/hdf5-layout.md ("Layout changes in 0.2"):
     names the format ("nsys-sqlite 2024.6 (schema 3.16)" for "nsys 2024.6 (schema 3.16)");
   - /collectives/ops/busbw_gbps dropped;
   - comma-joined ragged lists became NAME + NAME_offsets.
+The summary's `exchange_bytes` (bytes the processes sent each other; 0 with one process) measures
+the wire encoding, not a result: with --np > 1 its difference is printed as a note, not counted.
 
 Usage: compare_outputs.py --old OLD/straggler-scan --new NEW/straggler-scan --sim straggler-sim
                           [--workdir DIR] [--np N] [--real DIR]
@@ -121,6 +123,10 @@ def compare_json(old_path, new_path, diffs):
         if isinstance(x, dict) and isinstance(y, dict):
             for k in sorted(set(x) | set(y)):
                 if k == "command_line":
+                    continue
+                if k == "exchange_bytes" and where == "" and k in x and k in y:
+                    if x[k] != y[k]:
+                        print(f"  note: exchange_bytes {x[k]} vs {y[k]} (wire encoding, not a result)")
                     continue
                 if k not in x or k not in y:
                     diffs.append(f"summary {where}.{k}: only in {'new' if k in y else 'old'}")
