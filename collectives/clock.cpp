@@ -9,7 +9,7 @@
 namespace collectives {
 namespace {
 
-using ranks::median;
+using common::median;
 
 }  // namespace
 

@@ -19,7 +19,7 @@ namespace {
 
 using ranks::abs_diff;
 using ranks::diff_d;
-using ranks::median;
+using common::median;
 using ranks::sat_abs;
 using ranks::sat_from_wide;
 using ranks::sat_trunc;

@@ -8,7 +8,7 @@
 namespace ranks {
 namespace {
 
-using ranks::median;
+using common::median;
 
 double segment_median(const std::vector<double>& x, size_t lo, size_t hi) {
   return median(std::vector<double>(x.begin() + long(lo), x.begin() + long(hi)));

@@ -14,6 +14,9 @@
 #include "ranks/profile_reader.hpp"
 
 namespace ranks {
+// The leaf library's text, errors and statistics (common/).
+using common::printable;
+using common::UsageError;
 namespace fs = std::filesystem;
 
 namespace {

@@ -160,7 +160,7 @@ RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt) {
   std::vector<double> steps;
   for (const auto& it : m.iterations)
     if (!it.warmup) steps.push_back(double(it.step_ns) / 1e6);
-  m.step_ms = Distribution::of(steps);
+  m.step_ms = common::Distribution::of(steps);
   m.steady = m.iterations.size() >= 2;
   if (m.steady) {
     m.scope_start = m.iterations[1].start;

@@ -94,7 +94,7 @@ ranks::Discovery discover_everywhere(Transport& t, const Options& opt) {
       d = ranks::discover(opt.inputs, {opt.rank_pattern, opt.rank_map});
       msg.files = d.files, msg.skipped = d.skipped;
       for (const auto& [path, entries] : d.rank_map) msg.rank_map.push_back({path, entries});
-    } catch (const ranks::UsageError& e) {
+    } catch (const common::UsageError& e) {
       msg = DiscoveryMsg{e.what(), {}, {}, {}};
     }
   }
@@ -103,7 +103,7 @@ ranks::Discovery discover_everywhere(Transport& t, const Options& opt) {
   const std::string blob = t.broadcast(w.bytes(), 0);
   ByteReader r(blob);
   msg = get<DiscoveryMsg>(r);
-  if (!msg.usage_error.empty()) throw ranks::UsageError(msg.usage_error);  // on every process, process 0 too
+  if (!msg.usage_error.empty()) throw common::UsageError(msg.usage_error);  // on every process, process 0 too
   if (t.root()) return d;
   d.files = std::move(msg.files), d.skipped = std::move(msg.skipped);
   for (auto& f : msg.rank_map) d.rank_map[f.path] = std::move(f.entries);
@@ -155,7 +155,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
       for (size_t i = 0; i < timelines.size(); ++i) {
         auto& tl = timelines[i];
         for (const auto& w : tl.warnings)  // recoverable oddities: said once, by the process that read the file
-          std::cerr << "straggler-scan: warning: " << ranks::printable(tl.file) << ": " << ranks::printable(w) << "\n";
+          std::cerr << "straggler-scan: warning: " << common::printable(tl.file) << ": " << common::printable(w) << "\n";
         LocalRank lr;
         lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size())};
         const auto metrics = ranks::compute_metrics(tl, mopt);
@@ -263,7 +263,7 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
   std::string error;
   if (t.root() && !opt.summary.empty())
     if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())
-      error = ranks::printable(opt.summary) + ": cannot write the summary (" + why + ")";
+      error = common::printable(opt.summary) + ": cannot write the summary (" + why + ")";
   files.commit(error);
   timings().mark("summary");
   if (t.root()) {

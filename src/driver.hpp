@@ -9,7 +9,7 @@
 
 namespace straggler {
 // Runs the whole analysis on every process of the transport. Returns the exit status (0 or 2; the contract
-// in docs). Throws ranks::UsageError for unusable arguments (status 2) and anything else for an
+// in docs). Throws common::UsageError for unusable arguments (status 2) and anything else for an
 // internal failure (status 1; the caller aborts the MPI job so nobody waits).
 // `read` turns one profile file into its rank processes' timelines (throws ranks::ProfileError);
 // benchmarks substitute synthetic timelines.

@@ -205,7 +205,7 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
   }
   ByteWriter w;
   if (t.root()) {
-    const int64_t room = free_bytes(tmp);
+    const int64_t room = common::free_bytes(tmp);
     w.str(room >= 0 && uint64_t(room) < need
               ? fmt::format("not enough space on its file system: it needs about {:.1f} MB, {:.1f} MB are free",
                             double(need) / 1e6, double(room) / 1e6)
@@ -213,7 +213,7 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
   }
   const std::string blob = t.broadcast(w.bytes(), 0);
   if (std::string why = ByteReader(blob).str(); !why.empty())
-    throw OutputError(common::printable(path) + ": cannot write HDF5 output (" + why + ")");
+    throw common::OutputError(common::printable(path) + ": cannot write HDF5 output (" + why + ")");
   try {
     File f(t, tmp);
     write_all(f, rt);
@@ -223,7 +223,7 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
     // agrees on failed data writes, so every process gets here together.
     std::error_code ec;
     if (t.root()) fs::remove(tmp, ec);
-    throw OutputError(common::printable(path + ": cannot write HDF5 output (" + e.what() + ")"));
+    throw common::OutputError(common::printable(path + ": cannot write HDF5 output (" + e.what() + ")"));
   }
 }
 

@@ -51,7 +51,7 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw ranks::UsageError(ranks::printable(e.what()) + " (see --help)");
+    throw common::UsageError(common::printable(e.what()) + " (see --help)");
   }
   if (vm.count("help")) {
     if (!silent) std::cout << visible << "\n";
@@ -63,22 +63,22 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
   }
   out.clock_correction = !vm.count("no-clock-correction");
   if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
-    throw ranks::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
+    throw common::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
   else
     out.top_kernels = size_t(n);
   if (vm.count("layout")) {
     try {
       out.layout = topology::ParallelLayout::parse(vm["layout"].as<std::string>());
     } catch (const std::invalid_argument& e) {
-      throw ranks::UsageError(std::string("--layout: ") + ranks::printable(e.what()));
+      throw common::UsageError(std::string("--layout: ") + common::printable(e.what()));
     }
   }
-  if (out.inputs.empty()) throw ranks::UsageError("no run directory given (see --help)");
+  if (out.inputs.empty()) throw common::UsageError("no run directory given (see --help)");
   if (!out.iteration_marker.empty()) {
     try {
       std::regex re(out.iteration_marker);
     } catch (const std::regex_error&) {
-      throw ranks::UsageError("--iteration-marker: invalid regular expression '" + ranks::printable(out.iteration_marker) +
+      throw common::UsageError("--iteration-marker: invalid regular expression '" + common::printable(out.iteration_marker) +
                               "'");
     }
   }
@@ -98,24 +98,24 @@ bool inside(const fs::path& child, const fs::path& dir) {
 }
 
 void check_one(const std::string& path, const char* what, const Options& opt) {
-  const std::string shown = ranks::printable(path);  // for messages
+  const std::string shown = common::printable(path);  // for messages
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  if (ec) throw ranks::UsageError(shown + ": " + what + " path is not usable (" + ec.message() + ")");
+  if (ec) throw common::UsageError(shown + ": " + what + " path is not usable (" + ec.message() + ")");
   fs::path parent = p.parent_path();
   if (!fs::is_directory(parent, ec))
-    throw ranks::UsageError(shown + ": " + what + " directory " +
-                            (fs::exists(parent, ec) ? ranks::printable(parent.string()) + " is not a directory"
+    throw common::UsageError(shown + ": " + what + " directory " +
+                            (fs::exists(parent, ec) ? common::printable(parent.string()) + " is not a directory"
                                                     : std::string("does not exist")));
   if (::access(parent.c_str(), W_OK) != 0)
-    throw ranks::UsageError(shown + ": " + what + " directory is not writable");
-  if (fs::is_directory(p, ec)) throw ranks::UsageError(shown + ": " + what + " path is a directory");
+    throw common::UsageError(shown + ": " + what + " directory is not writable");
+  if (fs::is_directory(p, ec)) throw common::UsageError(shown + ": " + what + " path is a directory");
   for (const auto& in : opt.inputs) {
     fs::path q = fs::weakly_canonical(fs::absolute(in), ec);
     if (ec) continue;
-    if (p == q) throw ranks::UsageError(shown + ": " + what + " would overwrite an input profile");
+    if (p == q) throw common::UsageError(shown + ": " + what + " would overwrite an input profile");
     if (fs::is_directory(q, ec) && inside(p, q))
-      throw ranks::UsageError(shown + ": " + what + " lies inside the input directory " + ranks::printable(in) +
+      throw common::UsageError(shown + ": " + what + " lies inside the input directory " + common::printable(in) +
                               " (choose another place: inputs are never written)");
   }
 }
@@ -127,7 +127,7 @@ void check_output_paths(const Options& opt) {
   std::error_code ec;
   if (!opt.summary.empty() && fs::weakly_canonical(fs::absolute(opt.summary), ec) ==
                                   fs::weakly_canonical(fs::absolute(opt.output), ec))
-    throw ranks::UsageError(ranks::printable(opt.summary) + ": summary and HDF5 output are the same file");
+    throw common::UsageError(common::printable(opt.summary) + ": summary and HDF5 output are the same file");
 }
 
 void check_layout(const Options& opt, int world, const std::vector<FailureRow>& failures) {
@@ -135,7 +135,7 @@ void check_layout(const Options& opt, int world, const std::vector<FailureRow>& 
   const int want = opt.layout->world();
   const std::string layout = "--layout " + opt.layout->to_string() + " covers " + std::to_string(want) + " ranks";
   if (world > want)
-    throw ranks::UsageError(layout + ", but rank " + std::to_string(world - 1) +
+    throw common::UsageError(layout + ", but rank " + std::to_string(world - 1) +
                             " was found: give the job's full layout, or leave --layout out");
   // A larger layout is legitimate: engineers often profile only some ranks of a job. The report's
   // rank-gap line names the ranks that are missing.

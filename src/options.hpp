@@ -26,16 +26,16 @@ struct Options {
 };
 
 // Parses argv. Returns false after printing help/version (exit 0; `silent`: print nothing, for
-// all but one process of an MPI launch). Throws ranks::UsageError.
+// all but one process of an MPI launch). Throws common::UsageError.
 bool parse_options(int argc, char** argv, Options& out, bool silent = false);
 
 // --layout against the ranks found (`world` = highest accepted rank + 1; the same on every
 // process): a layout smaller than `world` is an error (ranks it has no place for); a larger one
-// is accepted (only some ranks profiled, or profiles that failed). Throws ranks::UsageError.
+// is accepted (only some ranks profiled, or profiles that failed). Throws common::UsageError.
 void check_layout(const Options& opt, int world, const std::vector<FailureRow>& failures);
 
 // Checks the output paths before any work: parent directory writable, not inside an input
-// directory, not an input file. Throws ranks::UsageError.
+// directory, not an input file. Throws common::UsageError.
 void check_output_paths(const Options& opt);
 
 }  // namespace straggler

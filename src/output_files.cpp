@@ -19,11 +19,11 @@ OutputFiles::OutputFiles(Transport& t, const std::string& h5_path, const std::st
   ByteReader r(blob);
   const std::string host = r.str();
   const int64_t pid = r.pod<int64_t>();
-  if (!h5_.empty()) h5_temp_ = temp_path(h5_, host, pid);
-  if (!summary_.empty()) summary_temp_ = temp_path(summary_, host, pid);
+  if (!h5_.empty()) h5_temp_ = common::temp_path(h5_, host, pid);
+  if (!summary_.empty()) summary_temp_ = common::temp_path(summary_, host, pid);
   if (t.root()) {
     for (const auto* p : {&h5_, &summary_})
-      if (!p->empty()) remove_stale_temps(*p);
+      if (!p->empty()) common::remove_stale_temps(*p);
     common::arm_cleanup({h5_temp_, summary_temp_});
   }
 }
@@ -59,7 +59,7 @@ void OutputFiles::commit(const std::string& error) {
   const std::string blob = t_.broadcast(w.bytes(), 0);
   done_ = true;
   ByteReader r(blob);
-  if (std::string msg = r.str(); !msg.empty()) throw OutputError(msg);
+  if (std::string msg = r.str(); !msg.empty()) throw common::OutputError(msg);
 }
 
 }  // namespace straggler

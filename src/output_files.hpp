@@ -13,8 +13,6 @@
 
 namespace straggler {
 
-using common::OutputError;  // a failed write, raised on every process alike
-
 class OutputFiles {
  public:
   // Collective: agrees on the temporary names (process 0's host and pid), and on process 0
@@ -29,7 +27,7 @@ class OutputFiles {
 
   // Collective: `error` is process 0's ("" when its part succeeded). If every process passes "",
   // process 0 renames the files into place; otherwise (or if a rename fails) it removes them, and
-  // every process throws OutputError with process 0's message.
+  // every process throws common::OutputError with process 0's message.
   void commit(const std::string& error);
 
  private:
@@ -38,10 +36,5 @@ class OutputFiles {
   std::string h5_, summary_, h5_temp_, summary_temp_;
   bool done_ = false;
 };
-
-// The file-system half lives in common/atomic_file.hpp.
-using common::free_bytes;
-using common::remove_stale_temps;
-using common::temp_path;
 
 }  // namespace straggler

@@ -13,7 +13,7 @@
 namespace straggler {
 namespace {
 
-using ranks::printable;  // every path or name from the inputs goes through it
+using common::printable;  // every path or name from the inputs goes through it
 
 // "1 host", "2 hosts"
 std::string plural(size_t n, const char* one, const char* many = nullptr) {
@@ -80,7 +80,7 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   std::stable_sort(rows.begin(), rows.end(), [&](auto* a, auto* b) { return a->*field > b->*field; });
   std::vector<double> all;
   for (const auto* r : rows) all.push_back(r->*field);
-  const double median = ranks::Distribution::of(all).p50;
+  const double median = common::Distribution::of(all).p50;
   os << fmt::format("  {} ({}): ", title, unit_note);
   for (size_t i = 0; i < std::min<size_t>(3, rows.size()); ++i) {
     const auto* r = rows[i];
@@ -241,7 +241,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
                                                                                "no step markers) on {} ranks", unit, n)
                                                                  : fmt::format("{} on {} ranks", s, n));
   if (!in.steady_step_ms.empty()) {
-    auto d = ranks::Distribution::of(in.steady_step_ms);
+    auto d = common::Distribution::of(in.steady_step_ms);
     std::vector<int> its;
     for (const auto& r : in.ranks) its.push_back(r.iterations);
     std::sort(its.begin(), its.end());

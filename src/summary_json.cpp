@@ -204,7 +204,7 @@ std::string summary_json(const RunSummaryInput& in) {
   if (in.steady_step_ms.empty()) {
     j.null();
   } else {
-    auto d = ranks::Distribution::of(in.steady_step_ms);
+    auto d = common::Distribution::of(in.steady_step_ms);
     j.begin_object().key("median").value(d.p50).key("p90").value(d.p90).end_object();
   }
   verdict_tables(j, in.cross);

@@ -8,6 +8,9 @@
 
 namespace fs = std::filesystem;
 using namespace ranks;
+using common::printable;
+using common::UsageError;
+using common::utf8_length;
 
 namespace {
 struct Dir {

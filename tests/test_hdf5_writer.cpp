@@ -390,7 +390,7 @@ std::string expect_fails(const fs::path& target, const fs::path& dir_to_check) {
   std::string what;
   try {
     write_file(world(), target.string(), share(full_results(), [](int32_t r) { return r % nprocs() == me(); }));
-  } catch (const OutputError& e) {  // the agreed kind, so main can exit 1 without aborting
+  } catch (const common::OutputError& e) {  // the agreed kind, so main can exit 1 without aborting
     what = e.what();
   }
   MPI_Barrier(MPI_COMM_WORLD);

@@ -7,6 +7,7 @@
 #include "timeline_builder.hpp"
 
 using namespace ranks;
+using common::Distribution;
 
 namespace {
 

@@ -48,7 +48,7 @@ TEST(OutputFiles, StaleTemporariesOfDeadProcessesAreRemoved) {
   const std::string stem = live_name.substr(0, live_name.rfind('-') + 1);
   const std::string dead = stem + std::to_string(child), other_host = (dir / ".x.h5.tmp-elsewhere-1").string();
   for (const auto& p : {live_name, dead, other_host}) std::fclose(std::fopen(p.c_str(), "w"));
-  EXPECT_EQ(remove_stale_temps(out), 1);
+  EXPECT_EQ(common::remove_stale_temps(out), 1);
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(live_name));
   EXPECT_TRUE(fs::exists(other_host));  // another host's run: not ours to judge

@@ -27,6 +27,7 @@
 
 namespace fs = std::filesystem;
 using namespace ranks;
+using common::median;
 using namespace collectives;
 
 namespace {

@@ -23,12 +23,6 @@
 
 namespace ranks {
 
-// Errors and text of the leaf library (common/): UsageError exits with status 2; every path or
-// name printed goes through printable().
-using common::printable;
-using common::UsageError;
-using common::utf8_length;
-
 struct ProfileFile {
   std::string path;
   int64_t size = 0;

@@ -30,8 +30,4 @@ class LogHistogram {
   std::array<uint64_t, kBins> counts{};
 };
 
-// Exact sample statistics live in the leaf library (common/stats.hpp).
-using common::Distribution;
-using common::median;
-
 }  // namespace ranks

@@ -85,7 +85,7 @@ struct RankMetrics {
   int64_t sync_count = 0, sync_ns = 0;                            // in scope
   IterationSource iteration_source = IterationSource::None;
   std::vector<Iteration> iterations;
-  Distribution step_ms;  // steady-state iterations
+  common::Distribution step_ms;  // steady-state iterations
   std::vector<KernelTotal> top_kernels;  // whole profile, by total time
   LogHistogram kernel_hist, nccl_hist, gap_hist, sync_hist;  // durations in ns, in scope
 };
