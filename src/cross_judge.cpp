@@ -113,8 +113,14 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
     for (const auto& d : replay.capture_ended) rp.capture_ended.push_back(row_of(comms[ci], ci, d));
   }
   // The same sums on every process (one owner per communicator): they decide alike afterwards.
-  static_assert(sizeof(CommStats) == 5 * sizeof(double));
-  x.transport().allreduce(std::span<double>(&rp.stats.data()->matched_ops, rp.stats.size() * 5), Transport::Op::Sum);
+  std::vector<double> flat;
+  for (const auto& s : rp.stats)
+    flat.insert(flat.end(), {s.matched_ops, s.median_transfer_ns, s.mismatch_seq_plus_1, s.violations_before, s.violations_after});
+  allreduce_sum(x.transport(), flat);
+  for (size_t ci = 0; ci < rp.stats.size(); ++ci) {
+    const double* v = flat.data() + ci * 5;
+    rp.stats[ci] = {v[0], v[1], v[2], v[3], v[4]};
+  }
   return rp;
 }
 
