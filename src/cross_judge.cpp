@@ -19,11 +19,6 @@ template <>
 struct Wire<CommText> {
   static void fields(auto& ar, auto& t) { ar(t.comm, t.text); }
 };
-// What the owners found: mismatch texts and desync rows travel as strings.
-struct ReplayNotes {
-  std::vector<CommText> mismatch;
-  std::vector<DesyncRow> desync, capture_ended;
-};
 template <>
 struct Wire<ReplayNotes> {
   static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended); }
@@ -108,9 +103,9 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
     const auto replay = c::replay_communicator(decode(comms[ci], members), clocks, rp.acc);
     rp.stats[ci] = {double(replay.ops.size()), replay.median_transfer_ns, double(replay.mismatch_seq + 1),
                     double(replay.clock_violations_before), double(replay.clock_violations_after)};
-    rp.mismatch.push_back({ci, replay.mismatch});
-    for (const auto& d : replay.desync) rp.desync.push_back(row_of(comms[ci], ci, d));
-    for (const auto& d : replay.capture_ended) rp.capture_ended.push_back(row_of(comms[ci], ci, d));
+    rp.notes.mismatch.push_back({ci, replay.mismatch});
+    for (const auto& d : replay.desync) rp.notes.desync.push_back(row_of(comms[ci], ci, d));
+    for (const auto& d : replay.capture_ended) rp.notes.capture_ended.push_back(row_of(comms[ci], ci, d));
   }
   // The same sums on every process (one owner per communicator): they decide alike afterwards.
   std::vector<double> flat;
@@ -126,7 +121,7 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
 
 void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const std::vector<CrossRankInput>& local,
                     int world, CrossRankResults& res) {
-  for (const auto& n : x.allgather_list(std::vector<ReplayNotes>{{rp.mismatch, rp.desync, rp.capture_ended}})) {
+  for (const auto& n : allgather_list(x, std::vector<ReplayNotes>{rp.notes})) {
     for (const auto& m : n.mismatch) res.comms.at(m.comm).mismatch = m.text;
     res.desync.insert(res.desync.end(), n.desync.begin(), n.desync.end());
     res.capture_ended.insert(res.capture_ended.end(), n.capture_ended.begin(), n.capture_ended.end());
@@ -159,7 +154,7 @@ void merge_sums(Transport& t, c::RankAccumulator& acc, const std::vector<CrossRa
 void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred& inf, CrossRankResults& res) {
   std::vector<c::RankEvidence> mine;
   for (const auto& in : local) mine.push_back(evidence_of(in, res.acc, res.layout.layout));
-  std::vector<c::RankEvidence> evidence = x.allgather_list(mine);
+  std::vector<c::RankEvidence> evidence = allgather_list(x, mine);
   std::sort(evidence.begin(), evidence.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
   // Stragglers are judged only on iterations before the first desync: from there on the members
   // that reached an op wait for ones that never come, which no one is to blame for as a straggler.

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <set>
-#include <span>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -75,9 +73,9 @@ double max_offset(const c::ClockSolution& cs, const std::vector<c::StreamSummary
   return m;
 }
 
-// Median spread of the measured pairwise fits (same-file ties left out), largest offset and the
-// ranks left unaligned, over the ranks present.
-void summarize_clock(const ClockFit& fit, const Inferred& inf, ClockSummary& out) {
+// Median spread of the measured pairwise fits (same-file ties left out); largest offset and the
+// ranks left unaligned under the applied solution, over the ranks present.
+void summarize_clock(const ClockFit& fit, const c::ClockSolution& applied, const Inferred& inf, ClockSummary& out) {
   if (fit.distrusted) out.distrusted_edges = int64_t(fit.distrusted);
   std::vector<double> spreads;
   for (const auto& e : fit.edges)
@@ -87,8 +85,8 @@ void summarize_clock(const ClockFit& fit, const Inferred& inf, ClockSummary& out
   std::set<int32_t> present;
   for (const auto& s : inf.streams) present.insert(s.rank);
   for (int32_t r : present) {
-    out.max_offset_ns = std::max(out.max_offset_ns, std::abs(fit.solution.offset_ns[size_t(r)]));
-    out.unaligned_ranks += !fit.solution.aligned[size_t(r)];
+    out.max_offset_ns = std::max(out.max_offset_ns, std::abs(applied.offset_ns[size_t(r)]));
+    out.unaligned_ranks += !applied.aligned[size_t(r)];
   }
 }
 
@@ -126,7 +124,7 @@ Inferred infer_stage(Exchange& x, const std::vector<CrossRankInput>& local,
       s.clock_domain = clock_domain(in);
       mine.push_back(std::move(s));
     }
-  inf.streams = x.allgather_list(mine);
+  inf.streams = allgather_list(x, mine);
   timings().mark("exchange stream summaries");
   inf.inference = c::infer_communicators(inf.streams, given);
   timings().mark("infer communicators");
@@ -213,14 +211,14 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
       mine.push_back(tie);
     }
   }
-  fit.edges = x.allgather_list(mine);
+  fit.edges = allgather_list(x, mine);
   std::sort(fit.edges.begin(), fit.edges.end(), [](auto& a, auto& b) { return std::tie(a.a, a.b) < std::tie(b.a, b.b); });
   int64_t reference = world;
   for (const auto& s : inf.streams) reference = std::min<int64_t>(reference, s.rank);
   reference = x.transport().reduce(reference, Transport::Op::Min);
   fit.reference = reference < world ? int(reference) : 0;
-  fit.trusted = c::trusted_edges(fit.edges, &fit.distrusted);
-  fit.solution = c::solve_clocks(world, correction ? fit.trusted : std::vector<c::ClockEdge>{}, fit.reference);
+  const auto trusted = c::trusted_edges(fit.edges, &fit.distrusted);
+  fit.solution = c::solve_clocks(world, correction ? trusted : std::vector<c::ClockEdge>{}, fit.reference);
   timings().mark("align clocks");
   return fit;
 }
@@ -248,9 +246,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
       rp = replay_stage(x, *res.owned, res.comms, res.clocks, world);
     }
   }
-  ClockFit applied = fit;
-  applied.solution = res.clocks;
-  summarize_clock(applied, inf, res.clock);
+  summarize_clock(fit, res.clocks, inf, res.clock);
   apply_stats(rp.stats, res);
   collect_desync(x, rp, inf, local, world, res);
   res.acc = std::move(rp.acc);

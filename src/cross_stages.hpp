@@ -24,7 +24,6 @@ class Exchange {
  public:
   explicit Exchange(Transport& t) : t_(t) {}
   Transport& transport() { return t_; }
-  int rank() const { return t_.rank(); }
   int size() const { return t_.size(); }
   std::vector<std::string> allgather(const std::string& mine) {
     sent_ += int64_t(mine.size()) * (t_.size() - 1);
@@ -34,13 +33,6 @@ class Exchange {
     for (size_t p = 0; p < to_each.size(); ++p)
       if (int(p) != t_.rank()) sent_ += int64_t(to_each[p].size());
     return t_.alltoall(to_each);
-  }
-  // Every process's records, in process order.
-  template <class T>
-  std::vector<T> allgather_list(const std::vector<T>& mine) {
-    std::vector<T> all;
-    for (const auto& blob : allgather(pack_list(mine))) unpack_list(blob, all);
-    return all;
   }
   int64_t sent() const { return sent_; }
 
@@ -78,8 +70,7 @@ std::vector<collectives::MemberOps> decode(const CommSummary& cs, const std::vec
 // 3.
 struct ClockFit {
   std::vector<collectives::ClockEdge> edges;  // every process's, sorted by (a, b)
-  std::vector<collectives::ClockEdge> trusted;
-  size_t distrusted = 0;
+  size_t distrusted = 0;                      // edges left out by trusted_edges
   int reference = 0;  // lowest rank present: offsets are relative to it
   collectives::ClockSolution solution;
 };
@@ -94,11 +85,15 @@ struct CommText {
   uint32_t comm = 0;
   std::string text;
 };
+// What the owners found, for every process: mismatch texts and desync rows travel as strings.
+struct ReplayNotes {
+  std::vector<CommText> mismatch;
+  std::vector<DesyncRow> desync, capture_ended;
+};
 struct Replayed {
-  collectives::RankAccumulator acc;         // this process's communicators only
-  std::vector<CommStats> stats;             // every communicator
-  std::vector<CommText> mismatch;           // this process's communicators
-  std::vector<DesyncRow> desync, capture_ended;  // this process's communicators
+  collectives::RankAccumulator acc;  // this process's communicators only
+  std::vector<CommStats> stats;      // every communicator
+  ReplayNotes notes;                 // this process's communicators
 };
 Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<CommSummary>& comms,
                       const collectives::ClockSolution& clocks, int world);

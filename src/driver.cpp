@@ -184,9 +184,7 @@ void gather_inputs(Transport& t, const ranks::Discovery& d, const std::vector<Fi
     return d.rank_map.count(d.files[f].path) ? -1 : d.files[f].rank_from_name.value_or(-1);
   };
   for (const auto& e : d.skipped) res.failures.push_back({e.rank_from_name.value_or(-1), e.path, e.reason});
-  std::vector<FileInfo> all;
-  for (const auto& blob : t.allgather(pack_list(mine))) unpack_list(blob, all);
-  for (const auto& fi : all) {
+  for (const auto& fi : allgather_list(t, mine)) {
     if (!fi.ok) {
       res.failures.push_back({name_rank(fi.file), d.files[fi.file].path, fi.error});
       continue;
@@ -202,9 +200,9 @@ bool by_position(const ranks::FoundProcess& a, const ranks::FoundProcess& b) {
 
 // The rank of each local slot, agreed by every process (-1: rejected, with a failure row).
 std::vector<int32_t> agree_ranks(Transport& t, const ranks::Discovery& d, const LocalRead& local, RunResults& res) {
-  std::vector<ranks::FoundProcess> mine, found;
+  std::vector<ranks::FoundProcess> mine;
   for (const auto& lr : local.ranks) mine.push_back(lr.key);
-  for (const auto& blob : t.allgather(pack_list(mine))) unpack_list(blob, found);
+  std::vector<ranks::FoundProcess> found = allgather_list(t, mine);
   std::sort(found.begin(), found.end(), by_position);
   const auto assignment = ranks::assign_ranks(d, found);
   for (size_t i = 0; i < found.size(); ++i) {

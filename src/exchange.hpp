@@ -182,4 +182,13 @@ void unpack_list(const std::string& blob, std::vector<T>& out) {
   while (!r.done()) in(out.emplace_back());
 }
 
+// Every process's records, in process order, over anything with `allgather(const std::string&)`
+// (a Transport, or the cross-rank run's counting Exchange).
+template <class T, class Gatherer>
+std::vector<T> allgather_list(Gatherer& g, const std::vector<T>& mine) {
+  std::vector<T> all;
+  for (const auto& blob : g.allgather(pack_list(mine))) unpack_list(blob, all);
+  return all;
+}
+
 }  // namespace straggler

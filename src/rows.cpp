@@ -76,13 +76,10 @@ void sort_by_rank(RunResults& r) {
 }
 
 std::vector<std::string> gather_hosts(Transport& t, const std::vector<RankRow>& mine) {
-  ByteWriter w;
-  for (const auto& r : mine) w.str(r.host);
-  std::set<std::string> hosts;
-  for (const auto& blob : t.allgather(w.bytes())) {
-    ByteReader b(blob);
-    while (!b.done()) hosts.insert(b.str());
-  }
+  std::vector<std::string> names;
+  for (const auto& r : mine) names.push_back(r.host);
+  const auto all = allgather_list(t, names);
+  const std::set<std::string> hosts(all.begin(), all.end());
   return {hosts.begin(), hosts.end()};
 }
 
