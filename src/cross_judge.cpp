@@ -3,6 +3,7 @@
 #include <set>
 #include <span>
 
+#include "collectives/root_causes.hpp"
 #include "cross_stages.hpp"
 #include "exchange.hpp"
 
@@ -24,11 +25,15 @@ struct Wire<ReplayNotes> {
   static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended); }
 };
 template <>
+struct Wire<ranks::RankFinding> {
+  static void fields(auto& ar, auto& f) { ar(f.rank, f.finding, f.severity, f.cost_ms_per_step, f.evidence); }
+};
+template <>
 struct Wire<c::RankEvidence> {
   static void fields(auto& ar, auto& e) {
     ar(e.rank, e.host, e.role, e.ops, e.late, e.wait_ns, e.blame_ns, e.hold_ns, e.transfer_ns);
     ar(e.blame_by_iteration, e.wait_by_iteration, e.iteration_number, e.step_ms, e.compute_ms, e.kernels, e.idle_ms);
-    ar(e.top_names, e.name_ns, e.name_count);
+    ar(e.top_names, e.name_ns, e.name_count, e.findings);
   }
 };
 
@@ -67,6 +72,7 @@ c::RankEvidence evidence_of(const CrossRankInput& in, const c::RankAccumulator& 
   for (double v : in.work.compute_ns) e.compute_ms.push_back(v / 1e6);
   for (double v : in.work.idle_ns) e.idle_ms.push_back(v / 1e6);
   e.kernels = in.work.kernels, e.top_names = in.work.top_names, e.name_ns = in.work.name_ns, e.name_count = in.work.name_count;
+  e.findings = in.findings;
   return e;
 }
 
@@ -162,6 +168,14 @@ void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred
   for (const auto& d : res.desync)
     if (d.iteration >= 0) clean = std::min(clean, size_t(d.iteration));
   res.verdict = c::decide(evidence, comm_evidence(evidence, inf, res.comms), clean);
+  // Root causes: the cross-rank finding joins each rank's own, then the stragglers are tied to them.
+  for (auto& f : c::imbalance_findings(evidence, clean)) {
+    auto& e = *std::find_if(evidence.begin(), evidence.end(), [&](auto& r) { return r.rank == f.rank; });
+    e.findings.push_back(std::move(f));
+    std::sort(e.findings.begin(), e.findings.end(), [](auto& a, auto& b) { return a.finding < b.finding; });
+  }
+  c::tie_findings(res.verdict, evidence);
+  for (const auto& e : evidence) res.findings.insert(res.findings.end(), e.findings.begin(), e.findings.end());
   for (const auto& e : evidence) {
     res.evidence_ranks.push_back(e.rank);
     res.step_ms.push_back(e.step_ms);

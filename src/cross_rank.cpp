@@ -31,6 +31,7 @@ CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector
 void set_cross_rank(CrossRankInput& in, int rank) {
   in.rank = rank;
   for (auto& s : in.summaries) s.rank = rank;
+  for (auto& f : in.findings) f.rank = rank;
 }
 
 template <>

@@ -19,6 +19,7 @@
 #include "collectives/replay.hpp"
 #include "collectives/verdict.hpp"
 #include "op_records.hpp"
+#include "ranks/findings.hpp"
 #include "ranks/iteration_work.hpp"
 #include "topology/layout.hpp"
 #include "transport.hpp"
@@ -40,6 +41,7 @@ struct CrossRankInput {
   ranks::IterationWork work;
   std::vector<int64_t> iteration_number;
   std::vector<double> step_ms;
+  std::vector<ranks::RankFinding> findings;  // its root-cause findings (ranks/findings.hpp)
 };
 
 CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its);
@@ -91,6 +93,8 @@ struct CrossRankResults {
   std::vector<DesyncRow> capture_ended;
   std::vector<std::vector<double>> step_ms;       // [rank index in evidence_ranks][iteration index]
   std::vector<std::vector<int64_t>> iteration_number;
+  // Root-cause findings of every rank (comm_imbalance included), by rank then finding.
+  std::vector<ranks::RankFinding> findings;
   int64_t bytes_exchanged = 0;                    // sent by this process
   int64_t bytes_exchanged_total = 0;              // sent by all processes together
 };

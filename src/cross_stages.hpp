@@ -105,7 +105,7 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
 // 6.
 void merge_sums(Transport& t, collectives::RankAccumulator& acc, const std::vector<CrossRankInput>& local);
 
-// 7. Sets res.verdict, evidence_ranks, step_ms, iteration_number.
+// 7. Sets res.verdict (stragglers tied to their findings), evidence_ranks, step_ms, iteration_number, findings.
 void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred& inf, CrossRankResults& res);
 
 }  // namespace straggler

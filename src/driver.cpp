@@ -16,6 +16,7 @@
 #include "hdf5_writer.hpp"
 #include "output_files.hpp"
 #include "ranks/discovery.hpp"
+#include "ranks/findings.hpp"
 #include "ranks/metrics.hpp"
 #include "collectives/nccl_annotate.hpp"
 #include "ranks/profile_reader.hpp"
@@ -162,6 +163,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
         lr.out = make_rank_outputs(tl, metrics);
         lr.cross = make_cross_input(tl, metrics.iterations);
         lr.cross.clock_domain = int64_t(f);
+        lr.cross.findings = ranks::find_rank_findings(tl, metrics);
         for (const auto& a : analyses) a->add_rank(local.ranks.size(), {tl, metrics});
         local.ranks.push_back(std::move(lr));
         tl = ranks::RankTimeline();

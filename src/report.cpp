@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "collectives/root_causes.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/histogram.hpp"
 #include "version.hpp"
@@ -127,7 +128,8 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed)
 void print_findings(std::ostream& os, const CrossRankResults& x, const char* step) {
   const auto& v = x.verdict;
   for (const auto& s : v.stragglers)
-    os << fmt::format("  STRAGGLER rank {} ({}): {}, since iteration {}: {}\n", s.rank, printable(s.host), collectives::cause_name(s.cause),
+    os << fmt::format("  STRAGGLER rank {} ({}): {}{}, since iteration {}: {}\n", s.rank, printable(s.host), collectives::cause_name(s.cause),
+                      s.cause_detail == ranks::Finding::None ? "" : fmt::format(" ({})", ranks::finding_name(s.cause_detail)),
                       s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
   for (const auto& l : v.slow_links) {
     std::string hosts;
@@ -197,11 +199,36 @@ void print_communicator_notes(std::ostream& os, const CrossRankResults& x) {
                       uneven == 1 ? "has" : "have");
 }
 
-void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step) {
+// "3", "0, 1, 5", or "40 ranks: 0, 1, 2, ..." for long lists.
+std::string rank_list(const std::vector<int32_t>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < std::min<size_t>(ranks.size(), 8); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return ranks.size() > 8 ? fmt::format("{} ranks: {}, ...", ranks.size(), s) : s;
+}
+
+// The Book of Root Causes over all ranks, costliest first; the job's own (most ranks) marked.
+void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total_ranks) {
+  const auto rows = collectives::summarize_findings(x.findings, total_ranks);
+  if (rows.empty()) {
+    os << "root-cause findings: none\n";
+    return;
+  }
+  os << "root-cause findings (cost per steady step, or per repeating unit or capture window where steps are unknown; "
+        "costliest first):\n";
+  for (const auto& f : rows)
+    os << fmt::format("  {} on {} {}{}: {:.2f} ms per step{}: {}\n", ranks::finding_name(f.finding),
+                      f.ranks.size() == 1 ? "rank" : "ranks", rank_list(f.ranks),
+                      f.shared ? fmt::format(" (the job's own: {} of {} ranks)", f.ranks.size(), total_ranks) : "",
+                      f.cost_ms_per_step, f.ranks.size() > 1 ? fmt::format(" (median {:.2f})", f.median_cost_ms_per_step) : "",
+                      printable(f.evidence));
+}
+
+void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step, size_t total_ranks) {
   print_headline(os, x, in_failed);
   print_findings(os, x, step);
   print_clock_and_layout(os, x);
   print_communicator_notes(os, x);
+  print_root_causes(os, x, total_ranks);
 }
 
 }  // namespace
@@ -221,7 +248,8 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   const bool any_period = std::any_of(in.ranks.begin(), in.ranks.end(),
                                       [](const RankRow& r) { return r.iteration_source == "collective_period"; });
   if (in.cross)
-    print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time");
+    print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time",
+                  in.ranks.size());
 
   // Only NVTX step markers give training steps; the NCCL period gives a repeating unit (one FSDP
   // block, a microbatch, or a step), so it is never called a step time.

@@ -124,7 +124,11 @@ void verdict_tables(JsonWriter& j, const CrossRankResults* x) {
   static const CrossRankResults none;
   const CrossRankResults& r = x ? *x : none;
   j.key("stragglers");
-  json_rows(j, tables::stragglers_table().materialize(r.verdict.stragglers), {{}, {"onset_iteration"}, {}});
+  const auto& st = r.verdict.stragglers;
+  json_rows(j, tables::stragglers_table().materialize(st), {{"cause_detail"}, {"onset_iteration"}, {}, [&](JsonWriter& w, size_t i) {
+              w.key("cause_detail");
+              st[i].cause_detail == ranks::Finding::None ? w.null() : w.value(ranks::finding_name(st[i].cause_detail));
+            }});
   const auto& links = r.verdict.slow_links;
   j.key("slow_links");
   json_rows(j, tables::slow_links_table().materialize(links),

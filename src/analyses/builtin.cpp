@@ -12,6 +12,7 @@ std::vector<AnalysisInfo> builtin_analyses() {
       {"clock", "per-rank clock offsets and drift from matched collectives", clock},
       {"verdict", "stragglers and their cause, slow links, per-iteration blame, job change points", verdict},
       {"desync", "hangs: the first op some members never reached, and who stopped by itself", desync},
+      {"findings", "root causes per rank (Book of Root Causes) tied to the stragglers", findings},
   };
 }
 

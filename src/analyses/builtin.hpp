@@ -12,5 +12,6 @@ std::unique_ptr<Analysis> collectives();   // /collectives: communicators, per-o
 std::unique_ptr<Analysis> clock();         // /clock
 std::unique_ptr<Analysis> verdict();       // /stragglers, /slow_links, /iterations/{matrices, job, change points}
 std::unique_ptr<Analysis> desync();        // /desync, /capture_ended
+std::unique_ptr<Analysis> findings();      // /findings
 
 }  // namespace straggler::analyses

@@ -106,7 +106,26 @@ const Table<collectives::Straggler>& stragglers_table() {
                            col("evidence", &S::evidence), col("blame_ms", &S::blame_ms, "ms"),
                            col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
                            col("late_fraction", &S::late_fraction), col("score", &S::score),
-                           col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown")}};
+                           col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown"),
+                           enum_col("cause_detail", &S::cause_detail, ranks::finding_name,
+                                    "host_delay refined by its costliest host-side finding (\"\": none)"),
+                           computed<S>("findings", [](const S& s) {
+                             std::vector<std::string> v;
+                             for (auto f : s.findings) v.push_back(ranks::finding_name(f));
+                             return v;
+                           }, "", "findings that set it apart from its peers (/findings), costliest first")}};
+  return t;
+}
+
+const Table<ranks::RankFinding>& findings_table() {
+  using F = ranks::RankFinding;
+  static const Table<F> t{"/findings",
+                          "root-cause findings (ranks/findings.hpp, collectives/root_causes.hpp): one row per rank and finding",
+                          Distribution::Replicated,
+                          {col("rank", &F::rank), enum_col("finding", &F::finding, ranks::finding_name),
+                           col("severity", &F::severity).doc("the signature's measured value over its threshold (>= 1)"),
+                           col("cost_ms_per_step", &F::cost_ms_per_step, "ms", "time it costs per steady step"),
+                           col("evidence", &F::evidence)}};
   return t;
 }
 

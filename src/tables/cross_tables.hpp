@@ -36,6 +36,7 @@ struct JobStepRow {
   double step_ms = 0;
 };
 
+const Table<ranks::RankFinding>& findings_table();
 const Table<CommunicatorRow>& communicators_table();
 const Table<MemberRow>& members_table();
 const Table<CommOp>& ops_table();

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "collectives/nccl_kernel.hpp"
+#include "ranks/findings.hpp"
 
 namespace collectives {
 
@@ -87,6 +88,7 @@ struct RankEvidence {
   // Its top compute kernels: name and per-iteration (total ns, count).
   std::vector<std::string> top_names;
   std::vector<std::vector<double>> name_ns, name_count;  // [name][iteration]
+  std::vector<ranks::RankFinding> findings;  // root causes seen on this rank (root_causes.hpp)
 };
 
 struct CommEvidence {
@@ -105,6 +107,10 @@ struct Straggler {
   Cause cause = Cause::None;
   double blame_ms = 0, hold_ms = 0, late_fraction = 0, score = 0, excess_ms = 0;
   int64_t onset_iteration = -1;  // iteration number; -1 when unknown
+  // Findings that set it apart from its peers, costliest first; the costliest host-side one
+  // refines host_delay (collectives/root_causes.hpp).
+  std::vector<ranks::Finding> findings;
+  ranks::Finding cause_detail = ranks::Finding::None;
 };
 
 struct SlowLink {

@@ -1,0 +1,125 @@
+// Root-cause findings across ranks; definitions in include/collectives/root_causes.hpp.
+#include "collectives/root_causes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/stats.hpp"
+
+namespace collectives {
+namespace {
+
+using common::median;
+using ranks::Finding;
+using ranks::RankFinding;
+
+// Median of v over the steady iteration indexes [1, min(clean, size)), times scale.
+double steady_median(const std::vector<double>& v, size_t clean, double scale) {
+  std::vector<double> s;
+  for (size_t i = 1; i < std::min(clean, v.size()); ++i) s.push_back(v[i] * scale);
+  return median(s);
+}
+
+double job_step_ms(const std::vector<RankEvidence>& ranks, size_t clean) {
+  std::vector<double> steps;
+  for (const auto& r : ranks) steps.push_back(steady_median(r.step_ms, clean, 1));
+  return median(steps);
+}
+
+std::map<int, std::vector<size_t>> by_role(const std::vector<RankEvidence>& ranks) {
+  std::map<int, std::vector<size_t>> roles;
+  for (size_t i = 0; i < ranks.size(); ++i) roles[ranks[i].role].push_back(i);
+  return roles;
+}
+
+double cost_of(const RankEvidence& r, Finding f) {
+  for (const auto& x : r.findings)
+    if (x.finding == f) return x.cost_ms_per_step;
+  return 0;
+}
+
+}  // namespace
+
+std::vector<RankFinding> imbalance_findings(const std::vector<RankEvidence>& ranks, size_t clean, const RootCauseOptions& opt) {
+  std::vector<RankFinding> out;
+  const double step = job_step_ms(ranks, clean);
+  if (step <= 0) return out;
+  std::vector<double> compute(ranks.size()), wait(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i)
+    compute[i] = steady_median(ranks[i].compute_ms, clean, 1), wait[i] = steady_median(ranks[i].wait_by_iteration, clean, 1e-6);
+  for (const auto& [role, idx] : by_role(ranks)) {
+    if (idx.size() < 2) continue;
+    for (size_t i : idx) {
+      std::vector<double> pc, pw;
+      for (size_t j : idx)
+        if (j != i) pc.push_back(compute[j]), pw.push_back(wait[j]);
+      const double extra = compute[i] - median(pc), less_wait = median(pw) - wait[i];
+      if (extra < opt.imbalance_excess * step || less_wait < opt.imbalance_wait * extra) continue;
+      out.push_back({ranks[i].rank, Finding::CommImbalance, extra / (opt.imbalance_excess * step), extra,
+                     fmt::format("compute {:.2f} ms per step against {:.2f} ms on the peers of its role, which wait "
+                                 "{:.2f} ms per step in collectives against its {:.2f} ms: they idle at the barrier for it",
+                                 compute[i], median(pc), median(pw), wait[i])});
+    }
+  }
+  return out;
+}
+
+void tie_findings(Verdict& v, const std::vector<RankEvidence>& ranks, const RootCauseOptions& opt) {
+  const double step = job_step_ms(ranks, SIZE_MAX);
+  const auto roles = by_role(ranks);
+  for (auto& s : v.stragglers) {
+    auto me = std::find_if(ranks.begin(), ranks.end(), [&](const RankEvidence& r) { return r.rank == s.rank; });
+    if (me == ranks.end()) continue;
+    std::vector<const RankFinding*> mine;
+    for (const auto& f : me->findings) {
+      std::vector<double> theirs;
+      for (size_t j : roles.at(me->role))
+        if (ranks[j].rank != s.rank) theirs.push_back(cost_of(ranks[j], f.finding));
+      const double peer = median(theirs);
+      if (f.cost_ms_per_step >= opt.distinguish_ratio * peer && f.cost_ms_per_step >= opt.distinguish_min * step)
+        mine.push_back(&f);
+    }
+    std::stable_sort(mine.begin(), mine.end(), [](auto* a, auto* b) { return a->cost_ms_per_step > b->cost_ms_per_step; });
+    if (mine.empty()) continue;
+    for (const auto* f : mine) s.findings.push_back(f->finding);
+    const RankFinding* lead = mine.front();
+    if (s.cause == Cause::HostDelay) {
+      auto host = std::find_if(mine.begin(), mine.end(), [](auto* f) { return ranks::host_side(f->finding); });
+      if (host != mine.end()) s.cause_detail = (*host)->finding, lead = *host;
+    }
+    std::string also;
+    for (const auto* f : mine)
+      if (f != lead) also += (also.empty() ? "" : ", ") + std::string(ranks::finding_name(f->finding));
+    s.evidence += fmt::format("; set apart by {}: {}{}", ranks::finding_name(lead->finding), lead->evidence,
+                              also.empty() ? "" : " (also: " + also + ")");
+  }
+}
+
+std::vector<FindingSummary> summarize_findings(const std::vector<RankFinding>& rows, size_t total_ranks,
+                                               const RootCauseOptions& opt) {
+  std::map<Finding, std::vector<const RankFinding*>> by;
+  for (const auto& r : rows) by[r.finding].push_back(&r);
+  std::vector<FindingSummary> out;
+  for (const auto& [f, list] : by) {
+    FindingSummary s;
+    s.finding = f;
+    std::vector<double> costs;
+    const RankFinding* top = list.front();
+    for (const auto* r : list) {
+      s.ranks.push_back(r->rank), costs.push_back(r->cost_ms_per_step);
+      if (r->cost_ms_per_step > top->cost_ms_per_step) top = r;
+    }
+    std::sort(s.ranks.begin(), s.ranks.end());
+    s.ranks.erase(std::unique(s.ranks.begin(), s.ranks.end()), s.ranks.end());
+    s.cost_ms_per_step = top->cost_ms_per_step, s.median_cost_ms_per_step = median(costs);
+    s.evidence = top->evidence;
+    s.shared = total_ranks > 0 && double(s.ranks.size()) > opt.shared_share * double(total_ranks);
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.cost_ms_per_step > b.cost_ms_per_step; });
+  return out;
+}
+
+}  // namespace collectives

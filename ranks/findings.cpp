@@ -1,0 +1,346 @@
+// Per-rank root-cause findings; the signatures are defined in include/ranks/findings.hpp.
+// Two passes over the start-sorted columns (GPU gaps; kernels in scope) and one over the API calls.
+#include "ranks/findings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "common/stats.hpp"
+#include "common/text.hpp"
+
+namespace ranks {
+namespace {
+
+constexpr const char* kNames[kFindingCount] = {"gpu_bubbles",   "cpu_bottleneck", "nccl_serialization", "excessive_h2d",
+                                               "small_kernels", "kernel_hotspot", "gc_pause",           "comm_imbalance",
+                                               "module_loading", "excessive_sync"};
+
+enum class GapCause : uint8_t { AfterSync, NoLaunch, Queued, Unknown };
+
+struct Gap {
+  int64_t a = 0, b = 0;
+  GapCause cause = GapCause::Unknown;
+  bool at_start = false;
+  int64_t len() const { return b - a; }
+};
+
+double ms(double ns) { return ns / 1e6; }
+
+// What the findings share: the scope, its steps, the syncs and the GPU gaps.
+struct Facts {
+  int64_t lo = 0, hi = 0;       // scope
+  double scope_ns = 0, steps = 1, step_ns = 0, median_step_ns = 0;
+  bool marked_steps = false;    // steps come from step markers
+  std::vector<int64_t> iteration_starts, sync_ends;
+  int64_t sync_count = 0;
+  double sync_ns = 0;
+  std::vector<Gap> long_gaps;   // in scope, >= long_gap_ns
+  double after_sync_idle_ns = 0, idle_ns = 0;
+  int64_t steady_max_gap = 0, first_max_gap = 0;
+  double first_idle_ns = 0, first_step_ns = 0;
+};
+
+struct KernelFacts {
+  std::unordered_map<int32_t, std::pair<double, double>> stream;  // compute ns, nccl ns
+  std::unordered_map<uint32_t, double> by_name;                   // compute ns
+  double compute_ns = 0;
+  int64_t nccl_count = 0, with_launch = 0, just_in_time = 0;
+  int64_t small = 0;
+  double small_ns = 0, small_launch_ns = 0, small_idle_ns = 0;
+};
+
+Facts scope_facts(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o) {
+  Facts f;
+  f.lo = m.scope_start, f.hi = m.scope_end;
+  f.scope_ns = double(std::max<int64_t>(0, f.hi - f.lo));
+  std::vector<double> steps;
+  for (const auto& it : m.iterations) {
+    f.iteration_starts.push_back(it.start);
+    if (!it.warmup && m.steady) steps.push_back(double(it.step_ns));
+  }
+  std::sort(f.iteration_starts.begin(), f.iteration_starts.end());
+  f.steps = std::max<double>(1, double(steps.size()));
+  f.step_ns = f.scope_ns / f.steps;
+  f.median_step_ns = steps.empty() ? f.step_ns : common::median(steps);
+  f.marked_steps = m.iteration_source == IterationSource::NvtxMarker && m.steady;
+  if (m.iterations.size() >= 2) f.first_step_ns = double(m.iterations[1].start - m.iterations[0].start);
+  const auto& a = tl.api;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.kind[i] != ApiKind::Sync && a.kind[i] != ApiKind::Memcpy) continue;
+    f.sync_ends.push_back(a.end[i]);
+    if (a.start[i] >= f.lo && a.start[i] < f.hi) f.sync_count++, f.sync_ns += double(a.end[i] - a.start[i]);
+  }
+  std::sort(f.sync_ends.begin(), f.sync_ends.end());
+  (void)o;
+  return f;
+}
+
+bool any_in(const std::vector<int64_t>& sorted, int64_t a, int64_t b) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), a);
+  return it != sorted.end() && *it <= b;
+}
+
+// The GPU gaps: holes in the union of kernels and copies (merged by start), with their causes.
+void gap_pass(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o, Facts& f) {
+  const auto& k = tl.kernels;
+  const auto& c = tl.copies;
+  const int64_t tol = int64_t(o.iteration_edge * f.median_step_ns);
+  const bool first = m.iterations.size() >= 2;
+  const int64_t f0 = first ? m.iterations[0].start : 0, f1 = first ? m.iterations[1].start : 0;
+  auto hole = [&](int64_t a, int64_t b) {
+    if (first) {
+      const int64_t ov = std::max<int64_t>(0, std::min(b, f1) - std::max(a, f0));
+      f.first_idle_ns += double(ov), f.first_max_gap = std::max(f.first_max_gap, ov);
+    }
+    a = std::max(a, f.lo), b = std::min(b, f.hi);
+    if (b <= a) return;
+    Gap g{a, b, GapCause::Unknown, false};
+    f.idle_ns += double(g.len());
+    f.steady_max_gap = std::max(f.steady_max_gap, g.len());
+    if (any_in(f.sync_ends, a, b)) {
+      g.cause = GapCause::AfterSync;
+      f.after_sync_idle_ns += double(g.len());
+    }
+    if (g.len() < o.long_gap_ns) return;
+    if (g.cause != GapCause::AfterSync) {
+      const size_t j = size_t(std::lower_bound(k.start.begin(), k.start.end(), b) - k.start.begin());
+      if (j < k.size() && k.launch[j] != kNoTime) g.cause = k.launch[j] > a ? GapCause::NoLaunch : GapCause::Queued;
+    }
+    g.at_start = any_in(f.iteration_starts, a - tol, b + tol);
+    f.long_gaps.push_back(g);
+  };
+  size_t i = 0, j = 0;
+  bool open = false;
+  int64_t hi = 0;
+  while (i < k.size() || j < c.size()) {
+    int64_t s, e;
+    if (j >= c.size() || (i < k.size() && k.start[i] <= c.start[j])) s = k.start[i], e = k.end[i], ++i;
+    else s = c.start[j], e = c.end[j], ++j;
+    if (open && s > hi) hole(hi, s);
+    hi = open ? std::max(hi, e) : e;
+    open = true;
+  }
+}
+
+KernelFacts kernel_pass(const RankTimeline& tl, const Facts& f, const FindingOptions& o) {
+  const auto& k = tl.kernels;
+  KernelFacts kf;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.start[i] < f.lo || k.start[i] >= f.hi) continue;
+    const double d = double(k.end[i] - k.start[i]);
+    auto& st = kf.stream[k.stream[i]];
+    if (k.is_nccl[i]) {
+      st.second += d, kf.nccl_count++;
+      continue;
+    }
+    st.first += d, kf.compute_ns += d;
+    kf.by_name[k.name[i]] += d;
+    if (k.launch[i] != kNoTime) {
+      kf.with_launch++;
+      if (double(k.start[i]) - double(k.launch[i]) - double(k.launch_dur[i]) <= o.jit_slack_ns) kf.just_in_time++;
+    }
+    if (k.end[i] - k.start[i] < o.small_kernel_ns) {
+      kf.small++, kf.small_ns += d, kf.small_launch_ns += double(k.launch_dur[i]);
+      if (i + 1 < k.size()) {
+        const int64_t idle = k.start[i + 1] - k.end[i];
+        if (idle > 0 && idle < o.long_gap_ns) kf.small_idle_ns += double(idle);
+      }
+    }
+  }
+  return kf;
+}
+
+// H2D copy time in scope that no kernel overlaps.
+double exposed_h2d_ns(const RankTimeline& tl, const Facts& f) {
+  const auto& k = tl.kernels;
+  std::vector<std::pair<int64_t, int64_t>> busy;  // kernel union
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (!busy.empty() && k.start[i] <= busy.back().second) busy.back().second = std::max(busy.back().second, k.end[i]);
+    else busy.push_back({k.start[i], k.end[i]});
+  }
+  const auto& c = tl.copies;
+  double exposed = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.kind[i] != CopyKind::HtoD || c.start[i] < f.lo || c.start[i] >= f.hi) continue;
+    double covered = 0;
+    auto it = std::lower_bound(busy.begin(), busy.end(), std::make_pair(c.start[i], INT64_MIN));
+    if (it != busy.begin()) --it;
+    for (; it != busy.end() && it->first < c.end[i]; ++it)
+      covered += double(std::max<int64_t>(0, std::min(it->second, c.end[i]) - std::max(it->first, c.start[i])));
+    exposed += double(c.end[i] - c.start[i]) - covered;
+  }
+  return exposed;
+}
+
+struct Out {
+  std::vector<RankFinding>& v;
+  const Facts& f;
+  void add(Finding what, double severity, double cost_ns, std::string evidence) {
+    v.push_back({-1, what, severity, ms(cost_ns) / f.steps, std::move(evidence)});
+  }
+  std::string per_step() const { return f.marked_steps ? "per step" : f.steps > 1 ? "per repeating unit" : "per window"; }
+  double pct(double ns) const { return f.scope_ns > 0 ? 100.0 * ns / f.scope_ns : 0; }
+};
+
+// gc_pause: the long host-late gaps, away from iteration starts, that repeat with a regular period.
+std::vector<bool> gc_pauses(const Facts& f, const FindingOptions& o, Out& out) {
+  std::vector<bool> claimed(f.long_gaps.size(), false);
+  std::vector<size_t> cand;
+  for (size_t i = 0; i < f.long_gaps.size(); ++i)
+    if (f.long_gaps[i].cause != GapCause::AfterSync) cand.push_back(i);
+  if (int(cand.size()) < o.gc_min_pauses) return claimed;
+  size_t at_start = 0;
+  std::vector<double> lens, intervals;
+  for (size_t q = 0; q < cand.size(); ++q) {
+    const Gap& g = f.long_gaps[cand[q]];
+    at_start += g.at_start;
+    lens.push_back(double(g.len()));
+    if (q) intervals.push_back(double(g.a - f.long_gaps[cand[q - 1]].a));
+  }
+  if (double(at_start) > o.gc_max_at_start * double(cand.size())) return claimed;
+  const double period = common::median(intervals), len = common::median(lens);
+  size_t regular = 0;
+  for (double d : intervals) regular += std::abs(d - period) <= o.gc_period_tolerance * period;
+  for (double l : lens)
+    if (l > o.gc_length_spread * len || l * o.gc_length_spread < len) return claimed;
+  if (double(regular) < o.gc_regular_share * double(intervals.size())) return claimed;
+  double total = 0;
+  for (size_t q : cand) claimed[q] = true, total += double(f.long_gaps[q].len());
+  const double every = f.median_step_ns > 0 ? period / f.median_step_ns : 0;
+  out.add(Finding::GcPause, double(cand.size()) / o.gc_min_pauses, total,
+          fmt::format("{} periodic host stalls of {:.1f} ms (GPU idle) every {:.1f} ms (~{:.1f} iterations), {} of them at an "
+                      "iteration start: typical of Python garbage collection",
+                      cand.size(), ms(len), ms(period), every, at_start));
+  return claimed;
+}
+
+void sync_and_bubbles(const Facts& f, const KernelFacts& kf, const FindingOptions& o, Out& out) {
+  const std::vector<bool> gc = gc_pauses(f, o, out);
+  const double per_step = double(f.sync_count) / f.steps;
+  const double nccl_per_sync = f.sync_count ? double(kf.nccl_count) / double(f.sync_count) : 1e300;
+  const double blocked = f.scope_ns > 0 ? f.sync_ns / f.scope_ns : 0;
+  const bool frequent = f.marked_steps ? per_step >= o.sync_per_step
+                                       : kf.nccl_count > 0 && nccl_per_sync <= o.sync_nccl_per_sync;
+  const bool sync = blocked >= o.sync_blocked_share && frequent && f.sync_count >= 2;
+  if (sync) {
+    const double sev = blocked / o.sync_blocked_share;
+    out.add(Finding::ExcessiveSync, sev, f.after_sync_idle_ns,
+            fmt::format("{:.1f} synchronize calls {} ({}), the host blocked in them {:.1f}% of the time; GPU idle after "
+                        "them {:.2f} ms {}",
+                        per_step, out.per_step(),
+                        f.marked_steps ? "more than the one per step a training loop needs"
+                                       : fmt::format("one every {:.1f} NCCL kernels", nccl_per_sync),
+                        100 * blocked, ms(f.after_sync_idle_ns) / f.steps, out.per_step()));
+  }
+  double total = 0, longest = 0;
+  int64_t n = 0, causes[4] = {};
+  for (size_t i = 0; i < f.long_gaps.size(); ++i) {
+    const Gap& g = f.long_gaps[i];
+    if (gc[i] || (sync && g.cause == GapCause::AfterSync)) continue;
+    n++, total += double(g.len()), longest = std::max(longest, double(g.len()));
+    causes[int(g.cause)]++;
+  }
+  if (f.scope_ns > 0 && total >= o.bubble_share * f.scope_ns)
+    out.add(Finding::GpuBubbles, total / (o.bubble_share * f.scope_ns), total,
+            fmt::format("{} GPU idle gaps >= {:.0f} ms, {:.2f} ms {} ({:.1f}% of the time), longest {:.1f} ms; no launch "
+                        "queued: {}, after a sync: {}, launched but waiting: {}, launch unknown: {}",
+                        n, ms(double(o.long_gap_ns)), ms(total) / f.steps, out.per_step(), out.pct(total), ms(longest),
+                        causes[int(GapCause::NoLaunch)], causes[int(GapCause::AfterSync)], causes[int(GapCause::Queued)],
+                        causes[int(GapCause::Unknown)]));
+}
+
+void gpu_findings(const RankTimeline& tl, const RankMetrics& m, const Facts& f, const KernelFacts& kf,
+                  const FindingOptions& o, Out& out) {
+  const double busy = f.scope_ns > 0 ? double(m.scope.busy_ns) / f.scope_ns : 1;
+  const double jit = kf.with_launch ? double(kf.just_in_time) / double(kf.with_launch) : 0;
+  if (busy < o.busy_max && jit >= o.jit_share)
+    out.add(Finding::CpuBottleneck, jit / o.jit_share, f.idle_ns,
+            fmt::format("GPU busy {:.1f}% of the time, {:.0f}% of its kernels start within {:.0f} us of their launch call "
+                        "(launches arrive just in time); GPU idle {:.2f} ms {}",
+                        100 * busy, 100 * jit, o.jit_slack_ns / 1e3, ms(f.idle_ns) / f.steps, out.per_step()));
+  double serial = 0;
+  for (const auto& [stream, t] : kf.stream)
+    if (t.second > 0 && t.first >= o.nccl_stream_compute_share * kf.compute_ns && t.first > 0) serial += t.second;
+  if (f.scope_ns > 0 && serial >= o.nccl_serial_share * f.scope_ns) {
+    const double nccl = double(m.scope.nccl_ns);
+    out.add(Finding::NcclSerialization, serial / (o.nccl_serial_share * f.scope_ns), serial,
+            fmt::format("NCCL kernels run on a compute stream: {:.2f} ms {} ({:.1f}% of the time, {:.0f}% of its NCCL time) "
+                        "cannot overlap compute",
+                        ms(serial) / f.steps, out.per_step(), out.pct(serial), nccl > 0 ? 100 * std::min(1.0, serial / nccl) : 100));
+  }
+  const double h2d = double(m.h2d_ns);
+  if (f.scope_ns > 0 && h2d >= o.h2d_share * f.scope_ns) {
+    const double exposed = exposed_h2d_ns(tl, f);
+    out.add(Finding::ExcessiveH2D, h2d / (o.h2d_share * f.scope_ns), exposed,
+            fmt::format("host-to-device copies {:.1f}% of the time ({:.2f} ms {}, {:.1f} MB at {:.1f} GB/s), {:.2f} ms {} "
+                        "not overlapped by kernels; kernels {:.1f}% of the time",
+                        out.pct(h2d), ms(h2d) / f.steps, out.per_step(), double(m.h2d_bytes) / 1e6,
+                        h2d > 0 ? double(m.h2d_bytes) / h2d : 0, ms(exposed) / f.steps, out.per_step(),
+                        out.pct(double(m.scope.compute_ns + m.scope.nccl_ns))));
+  }
+  const double small_per_step = double(kf.small) / f.steps;
+  if (small_per_step >= o.small_per_step && kf.small_launch_ns > kf.small_ns)
+    out.add(Finding::SmallKernels, small_per_step / o.small_per_step, kf.small_idle_ns,
+            fmt::format("{:.0f} kernels under {:.0f} us {} (mean {:.1f} us) whose launch calls take {:.1f} us each; GPU idle "
+                        "after them {:.2f} ms {}",
+                        small_per_step, double(o.small_kernel_ns) / 1e3, out.per_step(), kf.small_ns / double(kf.small) / 1e3,
+                        kf.small_launch_ns / double(kf.small) / 1e3, ms(kf.small_idle_ns) / f.steps, out.per_step()));
+  uint32_t top = kNoName;
+  double top_ns = 0;
+  for (const auto& [name, ns] : kf.by_name)
+    if (ns > top_ns || (ns == top_ns && top != kNoName && tl.names.str(name) < tl.names.str(top))) top = name, top_ns = ns;
+  if (top != kNoName && kf.compute_ns >= o.hotspot_min_compute * f.scope_ns && top_ns > o.hotspot_share * kf.compute_ns)
+    out.add(Finding::KernelHotspot, top_ns / kf.compute_ns / o.hotspot_share, top_ns,
+            fmt::format("{} takes {:.1f}% of the compute kernel time ({:.2f} ms {})",
+                        common::clip(common::printable(tl.names.str(top)), 80), 100 * top_ns / kf.compute_ns,
+                        ms(top_ns) / f.steps, out.per_step()));
+}
+
+void module_loading(const Facts& f, const FindingOptions& o, Out& out) {
+  if (f.first_step_ns <= 0 || f.median_step_ns <= 0) return;
+  const double excess = f.first_idle_ns - f.idle_ns / f.steps;
+  const double longest_steady = double(std::max(f.steady_max_gap, o.long_gap_ns));
+  if (excess < o.compile_idle_steps * f.median_step_ns || double(f.first_max_gap) < o.compile_gap_ratio * longest_steady)
+    return;
+  out.add(Finding::ModuleLoading, excess / (o.compile_idle_steps * f.median_step_ns), excess,
+          fmt::format("first iteration {:.1f} ms = {:.1f}x the steady {:.1f} ms step, {:.1f} ms more GPU idle than a steady "
+                      "one in gaps up to {:.1f} ms (longest steady gap {:.2f} ms): a one-time host stall (imports, JIT "
+                      "compilation, autotuning), not repeated",
+                      ms(f.first_step_ns), f.first_step_ns / f.median_step_ns, ms(f.median_step_ns), ms(excess),
+                      ms(double(f.first_max_gap)), ms(double(f.steady_max_gap))));
+}
+
+}  // namespace
+
+const char* finding_name(Finding f) { return f == Finding::None ? "" : kNames[int(f)]; }
+
+std::optional<Finding> finding_from_name(std::string_view name) {
+  for (int i = 0; i < kFindingCount; ++i)
+    if (name == kNames[i]) return Finding(i);
+  return std::nullopt;
+}
+
+bool host_side(Finding f) {
+  switch (f) {
+    case Finding::GpuBubbles: case Finding::CpuBottleneck: case Finding::GcPause: case Finding::ModuleLoading:
+    case Finding::ExcessiveSync: case Finding::SmallKernels: case Finding::ExcessiveH2D: return true;
+    default: return false;
+  }
+}
+
+std::vector<RankFinding> find_rank_findings(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o) {
+  std::vector<RankFinding> v;
+  Facts f = scope_facts(tl, m, o);
+  gap_pass(tl, m, o, f);
+  const KernelFacts kf = kernel_pass(tl, f, o);
+  Out out{v, f};
+  sync_and_bubbles(f, kf, o, out);
+  gpu_findings(tl, m, f, kf, o, out);
+  module_loading(f, o, out);
+  std::sort(v.begin(), v.end(), [](const RankFinding& a, const RankFinding& b) { return a.finding < b.finding; });
+  return v;
+}
+
+}  // namespace ranks
