@@ -7,14 +7,17 @@ namespace ranks {
 
 struct TimelineBuilder {
   RankTimeline tl;
-  void kernel(int64_t s, int64_t e, const char* name, bool nccl, int stream = 7, int64_t launch = kNoTime) {
+  void kernel(int64_t s, int64_t e, const char* name, bool nccl, int stream = 7, int64_t launch = kNoTime,
+              uint32_t launch_dur = 0) {
     auto& k = tl.kernels;
     k.start.push_back(s), k.end.push_back(e), k.stream.push_back(stream), k.name.push_back(tl.names.intern(name));
     k.launch.push_back(launch), k.nccl_api.push_back(kNoName), k.is_nccl.push_back(nccl);
+    k.launch_tid.push_back(0), k.launch_dur.push_back(launch_dur);
   }
   void marker(int64_t s, int64_t e, const char* name) {
     auto& n = tl.nvtx;
     n.start.push_back(s), n.end.push_back(e), n.name.push_back(tl.names.intern(name)), n.nccl_domain.push_back(0);
+    n.domain.push_back(kNoName);
     n.tid.push_back(1);
   }
   void sync(int64_t s, int64_t e) {

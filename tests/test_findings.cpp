@@ -1,0 +1,193 @@
+// Root-cause findings (ranks/findings.hpp): synthetic timelines with known answers, and the real
+// captures of ../shared/data/real (skipped where that folder is absent) with their numbers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "ranks/findings.hpp"
+#include "ranks/metrics.hpp"
+#include "read_annotated.hpp"
+#include "timeline_builder.hpp"
+
+using namespace ranks;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000, kUs = 1'000;
+
+// A marked training loop: `iterations` steps of 100 ms of back-to-back 1 ms kernels, launched
+// 5 ms ahead, except where the GPU is told to idle (holes, ms from the start): the kernel after a
+// hole is launched just before it starts (the host was late). A first step longer than 100 ms
+// idles from 10 ms to its last 100 ms (a one-time stall).
+struct Loop {
+  int iterations = 12;
+  double first_ms = 100;
+  std::vector<std::pair<double, double>> holes;  // [from, to) ms
+  int syncs_per_step = 1;                         // at the step's end (loss.item())
+
+  RankTimeline build() const {
+    TimelineBuilder b;
+    const int64_t step = 100 * kMs, first = int64_t(first_ms * kMs), end = first + (iterations - 1) * step;
+    auto idle = [&](int64_t t) {
+      if (t >= 10 * kMs && t < first - step) return true;
+      return std::any_of(holes.begin(), holes.end(), [&](auto& h) { return t >= h.first * kMs && t < h.second * kMs; });
+    };
+    bool after_hole = false;
+    for (int64_t t = 0; t < end; t += kMs) {
+      if (idle(t)) {
+        after_hole = true;
+        continue;
+      }
+      static const char* const names[] = {"gemm", "flash_fwd", "layer_norm", "gelu"};
+      b.kernel(t + 2 * kUs, t + kMs, names[(t / kMs) % 4], false, 7, after_hole ? t - 10 * kUs : t - 5 * kMs, 5 * kUs);
+      after_hole = false;
+    }
+    for (int i = 0; i < iterations; ++i) {
+      const int64_t s0 = i == 0 ? 0 : first + (i - 1) * step, len = i == 0 ? first : step;
+      b.marker(s0, s0 + len - kMs, ("ProfilerStep#" + std::to_string(i)).c_str());
+      for (int s = 0; s < syncs_per_step; ++s) {
+        const int64_t at = s0 + (s + 1) * len / syncs_per_step - 30 * kMs / syncs_per_step;
+        b.sync(at, at + 20 * kMs / syncs_per_step);
+      }
+    }
+    return b.tl;
+  }
+};
+
+std::set<Finding> found(const RankTimeline& tl) {
+  std::set<Finding> s;
+  for (const auto& f : find_rank_findings(tl, compute_metrics(tl))) s.insert(f.finding);
+  return s;
+}
+
+const RankFinding* get(const std::vector<RankFinding>& v, Finding f) {
+  for (const auto& x : v)
+    if (x.finding == f) return &x;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Findings, NamesRoundTrip) {
+  for (int i = 0; i < kFindingCount; ++i) EXPECT_EQ(finding_from_name(finding_name(Finding(i))), Finding(i));
+  EXPECT_FALSE(finding_from_name("gc"));
+}
+
+TEST(Findings, HealthyLoopHasNone) { EXPECT_TRUE(found(Loop{}.build()).empty()); }
+
+// 20 ms pauses every 3 steps, mid-step: periodic and away from step starts -> GC, not bubbles.
+TEST(Findings, PeriodicPausesAwayFromStepStartsAreGc) {
+  Loop l;
+  for (double t = 150; t < 1200; t += 300) l.holes.push_back({t, t + 20});
+  const RankTimeline tl = l.build();
+  const auto v = find_rank_findings(tl, compute_metrics(tl));
+  EXPECT_EQ(found(tl), std::set<Finding>{Finding::GcPause});
+  const RankFinding* gc = get(v, Finding::GcPause);
+  ASSERT_TRUE(gc);
+  EXPECT_NEAR(gc->cost_ms_per_step, 3 * 20.0 / 10, 1.5);  // pauses in the 10 steady steps (of 20 ms)
+  EXPECT_NE(gc->evidence.find("every 300.0 ms"), std::string::npos) << gc->evidence;
+}
+
+// The same pauses at every step start (a dataloader): not GC; GPU bubbles.
+TEST(Findings, PausesAtStepStartsAreBubbles) {
+  Loop l;
+  for (int i = 1; i < 12; ++i) l.holes.push_back({i * 100.0, i * 100.0 + 8});
+  EXPECT_EQ(found(l.build()), std::set<Finding>{Finding::GpuBubbles});
+}
+
+// Irregular pauses mid-step: no period, so not GC; bubbles.
+TEST(Findings, IrregularPausesAreBubbles) {
+  Loop l;
+  for (double t : {130.0, 170.0, 420.0, 480.0, 910.0, 1060.0}) l.holes.push_back({t, t + 12});
+  EXPECT_EQ(found(l.build()), std::set<Finding>{Finding::GpuBubbles});
+}
+
+// Eight syncs per marked step with the host blocked 20% of the time: excessive; one is not.
+TEST(Findings, SyncsPerStep) {
+  Loop l;
+  l.syncs_per_step = 8;
+  EXPECT_EQ(found(l.build()), std::set<Finding>{Finding::ExcessiveSync});
+}
+
+// A first step 12x the steady one, in GPU idle never repeated: module loading (and nothing else).
+TEST(Findings, SlowFirstIterationIsModuleLoading) {
+  Loop l;
+  l.first_ms = 1200;
+  const RankTimeline tl = l.build();
+  EXPECT_EQ(found(tl), std::set<Finding>{Finding::ModuleLoading});
+  const auto v = find_rank_findings(tl, compute_metrics(tl));
+  ASSERT_TRUE(get(v, Finding::ModuleLoading));
+  EXPECT_NE(get(v, Finding::ModuleLoading)->evidence.find("12.0x the steady"), std::string::npos);
+  Loop twice = l;  // the same stall again later: repeated, so not a one-time load
+  twice.holes.push_back({1550, 2250});
+  for (const auto& f : find_rank_findings(twice.build(), compute_metrics(twice.build())))
+    EXPECT_NE(f.finding, Finding::ModuleLoading) << f.evidence;
+}
+
+// NCCL on the compute stream serializes; on its own stream it does not.
+TEST(Findings, NcclOnTheComputeStream) {
+  for (int nccl_stream : {7, 13}) {
+    Loop l;
+    RankTimeline tl = l.build();
+    TimelineBuilder b;
+    b.tl = tl;
+    // Replace every 10th kernel by an NCCL kernel on `nccl_stream`.
+    for (size_t i = 0; i < b.tl.kernels.size(); i += 10)
+      b.tl.kernels.is_nccl[i] = 1, b.tl.kernels.stream[i] = nccl_stream;
+    const auto f = found(b.tl);
+    EXPECT_EQ(f.count(Finding::NcclSerialization), nccl_stream == 7 ? 1u : 0u) << nccl_stream;
+  }
+}
+
+// --- real captures ---
+
+namespace {
+std::string real(const std::string& name) { return std::string(SS_SHARED_DIR) + "/data/real/" + name; }
+#define REQUIRE_REAL(name) \
+  if (!fs::exists(real(name))) GTEST_SKIP() << real(name) << " absent (real captures live in ../shared/data/real)"
+}  // namespace
+
+// The 2-rank FSDP torchrun captures: NCCL shares the compute stream (all of its NCCL time), and
+// the host is blocked in synchronize calls for about half of the time, once per repeating unit.
+TEST(FindingsReal, FsdpCapturesSerializeNcclAndSynchronize) {
+  for (const char* name : {"nsysai_mfu_2gpu_before.sqlite", "nsysai_mfu_2gpu_after.sqlite"}) {
+    REQUIRE_REAL(name);
+    for (const auto& tl : read_annotated(real(name))) {
+      const RankMetrics m = compute_metrics(tl);
+      const auto v = find_rank_findings(tl, m);
+      const RankFinding* nccl = get(v, Finding::NcclSerialization);
+      const RankFinding* sync = get(v, Finding::ExcessiveSync);
+      ASSERT_TRUE(nccl && sync) << name << " pid " << tl.pid;
+      // All NCCL time is on the compute stream: its cost is the NCCL time per unit.
+      EXPECT_NEAR(nccl->cost_ms_per_step * double(m.iterations.size() - 1), double(m.scope.nccl_ns) / 1e6,
+                  0.02 * double(m.scope.nccl_ns) / 1e6 + 0.05);
+      EXPECT_NE(nccl->evidence.find("100% of its NCCL time"), std::string::npos) << nccl->evidence;
+      const double blocked = double(m.sync_ns) / double(m.scope.span_ns);
+      EXPECT_GT(blocked, 0.45) << name;
+      EXPECT_LT(blocked, 0.65) << name;
+      EXPECT_NEAR(sync->severity, blocked / FindingOptions{}.sync_blocked_share, 1e-9);
+    }
+  }
+}
+
+// The H100 2-GPU window: copies dominate (H2D 95% of the window, kernels 2.3%).
+TEST(FindingsReal, H100CaptureIsDominatedByHostToDeviceCopies) {
+  const char* name = "nsysai_h100_2gpu_1s.sqlite";
+  REQUIRE_REAL(name);
+  for (const auto& tl : read_annotated(real(name))) {
+    const RankMetrics m = compute_metrics(tl);
+    const auto v = find_rank_findings(tl, m);
+    const RankFinding* h2d = get(v, Finding::ExcessiveH2D);
+    ASSERT_TRUE(h2d) << tl.pid;
+    const double span = double(m.scope.span_ns);
+    EXPECT_NEAR(double(m.h2d_ns) / span, 0.95, 0.01);
+    EXPECT_NEAR(double(m.scope.compute_ns) / span, 0.023, 0.002);
+    EXPECT_NEAR(h2d->severity, double(m.h2d_ns) / span / 0.05, 1e-9);
+    EXPECT_NE(h2d->evidence.find("95.0% of the time"), std::string::npos) << h2d->evidence;
+    EXPECT_NE(h2d->evidence.find("kernels 2.3% of the time"), std::string::npos) << h2d->evidence;
+  }
+}
