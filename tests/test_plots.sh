@@ -33,6 +33,11 @@ check_case() {
     [[ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] || fail "$name: $f is not a PNG"
     grep -qxF "$f" "$TMP/$name-plot.log" || fail "$name: $f not printed"
   done
+  "$PY" "$SRC/scripts/plot_findings.py" "$h5" "$out" >"$TMP/$name-findings.log" 2>&1 ||
+    { cat "$TMP/$name-findings.log" >&2; fail "$name: plot_findings.py"; }
+  [[ "$(head -c 8 "$out/findings_heatmap.png" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] ||
+    fail "$name: findings_heatmap.png is not a PNG"
+  grep -qxF "$out/findings_heatmap.png" "$TMP/$name-findings.log" || fail "$name: findings_heatmap.png not printed"
   echo "ok: $name"
 }
 
@@ -46,6 +51,8 @@ check_case single 1x1x1 1  # one rank: no communicators, empty /collectives tabl
 import sys, h5py
 with h5py.File(sys.argv[1]) as f:
     assert list(f["/stragglers/rank"][()]) == [3], f["/stragglers/rank"][()]
+    # a slow GPU does more compute per step than its peers, who wait for it: comm_imbalance on rank 3 only
+    assert list(f["/findings/rank"][()]) == [3], f["/findings/rank"][()]
 with h5py.File(sys.argv[2]) as f:
     assert len(f["/stragglers/rank"]) == 0 and len(f["/iterations/change_points/iteration"]) == 0
 with h5py.File(sys.argv[3]) as f:
@@ -54,4 +61,5 @@ EOF
 
 # Usage error without arguments.
 if "$PY" "$SRC/scripts/plot_stragglers.py" >/dev/null 2>&1; then fail "no usage error without arguments"; fi
+if "$PY" "$SRC/scripts/plot_findings.py" >/dev/null 2>&1; then fail "plot_findings.py: no usage error without arguments"; fi
 echo "PASS"
