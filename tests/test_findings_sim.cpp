@@ -1,0 +1,129 @@
+// Root-cause findings against planted truth: straggler-sim plants one pattern of the Book of Root
+// Causes on one rank (or on all), under random conventions (stream ids, device ids, pids, row
+// order, markers present or not, per-host files...), and straggler-scan must report exactly that
+// finding on exactly those ranks (HDF5 /findings), and none on a healthy run. Stragglers made by a
+// host-side pattern must be host_delay refined by it (summary JSON).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <simdjson.h>
+#include <string>
+
+#include "h5_read.hpp"
+#include "shell.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kScan = SS_SCAN_BIN, kSim = SS_SIM_BIN;
+const std::string kRun = "--layout 2x2x4 --hosts 2 --iterations 16 --conventions random";
+constexpr int kRank = 5;
+
+struct Plant {
+  std::string name, fault;  // gtest name, --fault spec ("" for healthy)
+  std::string finding;      // expected on the planted ranks ("" for none)
+  bool all = false;         // planted on every rank
+};
+
+void PrintTo(const Plant& p, std::ostream* os) { *os << (p.fault.empty() ? "healthy" : p.fault); }
+
+struct Outcome {
+  std::set<std::pair<int, std::string>> findings;  // (rank, finding)
+  std::string report, summary;
+};
+
+Outcome scan(const std::string& fault, int conventions_seed) {
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() / ("ss-findings-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+  fs::remove_all(dir);
+  int st = 0;
+  const std::string sim = kSim + " " + (dir / "run").string() + " " + kRun + " --seed " + std::to_string(conventions_seed) +
+                          (fault.empty() ? "" : " --fault " + fault);
+  auto out = testsh::sh(sim, &st);
+  EXPECT_EQ(st, 0) << sim << "\n" << out;
+  Outcome o;
+  o.report = testsh::sh(kScan + " " + (dir / "run").string() + " -o " + (dir / "out.h5").string() + " --summary " +
+                            (dir / "out.json").string(), &st);
+  EXPECT_EQ(st, 0) << o.report;
+  const std::string h5 = (dir / "out.h5").string();
+  const auto ranks = h5read::numbers<int64_t>(h5, "/findings/rank");
+  const auto names = h5read::strings(h5, "/findings/finding");
+  for (size_t i = 0; i < ranks.size(); ++i) o.findings.insert({int(ranks[i]), names.at(i)});
+  o.summary = (dir / "out.json").string() + ".kept";
+  fs::copy_file(dir / "out.json", o.summary, fs::copy_options::overwrite_existing);
+  fs::remove_all(dir);
+  return o;
+}
+
+class PlantedFinding : public ::testing::TestWithParam<Plant> {};
+
+}  // namespace
+
+TEST_P(PlantedFinding, ExactlyThatFindingOnThoseRanks) {
+  const Plant& p = GetParam();
+  // Two convention seeds per pattern: what nsys does not promise varies between them.
+  for (int seed : {11, 12}) {
+    const Outcome o = scan(p.fault, seed);
+    std::set<std::pair<int, std::string>> want;
+    if (!p.finding.empty())
+      for (int r = 0; r < 16; ++r)
+        if (p.all || r == kRank) want.insert({r, p.finding});
+    EXPECT_EQ(o.findings, want) << p.fault << " seed " << seed << "\n" << o.report;
+    fs::remove(o.summary);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sim, PlantedFinding,
+    ::testing::Values(Plant{"healthy", "", ""},
+                      Plant{"gpu_bubbles", "host_delay:5:4:8", "gpu_bubbles"},
+                      Plant{"cpu_bottleneck", "slow_host:5:150", "cpu_bottleneck"},
+                      Plant{"nccl_serialization", "nccl_compute:5", "nccl_serialization"},
+                      Plant{"excessive_h2d", "h2d:5:64", "excessive_h2d"},
+                      Plant{"small_kernels", "small_kernels:5:150", "small_kernels"},
+                      Plant{"kernel_hotspot", "hotspot:5:0.6", "kernel_hotspot"},
+                      Plant{"gc_pause", "gc_pause:5:3:40", "gc_pause"},
+                      Plant{"comm_imbalance", "extra_work:5:4:1.3", "comm_imbalance"},
+                      Plant{"module_loading", "compile:5:300", "module_loading"},
+                      Plant{"excessive_sync", "sync:5:0.5", "excessive_sync"},
+                      Plant{"all_nccl_serialization", "nccl_compute:all", "nccl_serialization", true},
+                      Plant{"all_kernel_hotspot", "hotspot:all:0.6", "kernel_hotspot", true}),
+    [](const auto& info) { return info.param.name; });
+
+// A GC-pause straggler is host_delay refined by gc_pause, a sync-heavy one by excessive_sync; a
+// finding on every rank is the job's own (summary `shared`).
+TEST(FindingsVerdict, HostDelayStragglersAreRefinedByTheirFinding) {
+  for (const auto& [fault, detail] : {std::pair{"gc_pause:5:3:40", "gc_pause"}, std::pair{"sync:5:0.5", "excessive_sync"}}) {
+    const Outcome o = scan(fault, 11);
+    simdjson::dom::parser p;
+    simdjson::dom::element s;
+    ASSERT_EQ(p.load(o.summary).get(s), simdjson::SUCCESS);
+    simdjson::dom::array st = s["stragglers"];
+    ASSERT_EQ(st.size(), 1u) << fault << "\n" << o.report;
+    simdjson::dom::element one = st.at(0);
+    EXPECT_EQ(int64_t(one["rank"]), kRank);
+    EXPECT_EQ(std::string_view(one["cause"]), "host_delay") << o.report;
+    EXPECT_EQ(std::string_view(one["cause_detail"]), detail) << o.report;
+    EXPECT_NE(std::string(std::string_view(one["evidence"])).find(std::string("set apart by ") + detail), std::string::npos)
+        << o.report;
+    fs::remove(o.summary);
+  }
+}
+
+TEST(FindingsVerdict, AFindingOnEveryRankIsTheJobsOwn) {
+  const Outcome o = scan("nccl_compute:all", 11);
+  simdjson::dom::parser p;
+  simdjson::dom::element s;
+  ASSERT_EQ(p.load(o.summary).get(s), simdjson::SUCCESS);
+  simdjson::dom::array f = s["findings"];
+  ASSERT_EQ(f.size(), 1u) << o.report;
+  EXPECT_EQ(std::string_view(f.at(0)["finding"]), "nccl_serialization");
+  EXPECT_TRUE(bool(f.at(0)["shared"]));
+  EXPECT_EQ(simdjson::dom::array(f.at(0)["ranks"]).size(), 16u);
+  EXPECT_GT(double(f.at(0)["cost_ms_per_step"]), 0);
+  EXPECT_NE(o.report.find("nccl_serialization on ranks 16 ranks"), std::string::npos) << o.report;
+  fs::remove(o.summary);
+}
