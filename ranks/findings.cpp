@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "common/stats.hpp"
 #include "common/text.hpp"
@@ -42,9 +41,14 @@ struct Facts {
   double first_idle_ns = 0, first_step_ns = 0;
 };
 
+struct StreamTime {
+  int32_t stream = 0;
+  double compute_ns = 0, nccl_ns = 0;
+};
+
 struct KernelFacts {
-  std::unordered_map<int32_t, std::pair<double, double>> stream;  // compute ns, nccl ns
-  std::unordered_map<uint32_t, double> by_name;                   // compute ns
+  std::vector<StreamTime> streams;  // a few: searched linearly, last hit first
+  std::vector<double> by_name;      // compute ns by name id (ids are dense)
   double compute_ns = 0;
   int64_t nccl_count = 0, with_launch = 0, just_in_time = 0;
   int64_t small = 0;
@@ -127,16 +131,23 @@ void gap_pass(const RankTimeline& tl, const RankMetrics& m, const FindingOptions
 KernelFacts kernel_pass(const RankTimeline& tl, const Facts& f, const FindingOptions& o) {
   const auto& k = tl.kernels;
   KernelFacts kf;
+  kf.by_name.assign(tl.names.size(), 0.0);
+  size_t last = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.start[i] < f.lo || k.start[i] >= f.hi) continue;
     const double d = double(k.end[i] - k.start[i]);
-    auto& st = kf.stream[k.stream[i]];
+    if (last >= kf.streams.size() || kf.streams[last].stream != k.stream[i]) {
+      last = size_t(std::find_if(kf.streams.begin(), kf.streams.end(), [&](auto& s) { return s.stream == k.stream[i]; }) -
+                    kf.streams.begin());
+      if (last == kf.streams.size()) kf.streams.push_back({k.stream[i], 0, 0});
+    }
+    StreamTime& st = kf.streams[last];
     if (k.is_nccl[i]) {
-      st.second += d, kf.nccl_count++;
+      st.nccl_ns += d, kf.nccl_count++;
       continue;
     }
-    st.first += d, kf.compute_ns += d;
-    kf.by_name[k.name[i]] += d;
+    st.compute_ns += d, kf.compute_ns += d;
+    if (k.name[i] < kf.by_name.size()) kf.by_name[k.name[i]] += d;
     if (k.launch[i] != kNoTime) {
       kf.with_launch++;
       if (double(k.start[i]) - double(k.launch[i]) - double(k.launch_dur[i]) <= o.jit_slack_ns) kf.just_in_time++;
@@ -261,8 +272,8 @@ void gpu_findings(const RankTimeline& tl, const RankMetrics& m, const Facts& f, 
                         "(launches arrive just in time); GPU idle {:.2f} ms {}",
                         100 * busy, 100 * jit, o.jit_slack_ns / 1e3, ms(f.idle_ns) / f.steps, out.per_step()));
   double serial = 0;
-  for (const auto& [stream, t] : kf.stream)
-    if (t.second > 0 && t.first >= o.nccl_stream_compute_share * kf.compute_ns && t.first > 0) serial += t.second;
+  for (const auto& s : kf.streams)
+    if (s.nccl_ns > 0 && s.compute_ns > 0 && s.compute_ns >= o.nccl_stream_compute_share * kf.compute_ns) serial += s.nccl_ns;
   if (f.scope_ns > 0 && serial >= o.nccl_serial_share * f.scope_ns) {
     const double nccl = double(m.scope.nccl_ns);
     out.add(Finding::NcclSerialization, serial / (o.nccl_serial_share * f.scope_ns), serial,
@@ -289,8 +300,8 @@ void gpu_findings(const RankTimeline& tl, const RankMetrics& m, const Facts& f, 
                         kf.small_launch_ns / double(kf.small) / 1e3, ms(kf.small_idle_ns) / f.steps, out.per_step()));
   uint32_t top = kNoName;
   double top_ns = 0;
-  for (const auto& [name, ns] : kf.by_name)
-    if (ns > top_ns || (ns == top_ns && top != kNoName && tl.names.str(name) < tl.names.str(top))) top = name, top_ns = ns;
+  for (uint32_t name = 0; name < kf.by_name.size(); ++name)
+    if (const double ns = kf.by_name[name]; ns > top_ns) top = name, top_ns = ns;  // ties: the first interned
   if (top != kNoName && kf.compute_ns >= o.hotspot_min_compute * f.scope_ns && top_ns > o.hotspot_share * kf.compute_ns)
     out.add(Finding::KernelHotspot, top_ns / kf.compute_ns / o.hotspot_share, top_ns,
             fmt::format("{} takes {:.1f}% of the compute kernel time ({:.2f} ms {})",
