@@ -52,6 +52,9 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       "Usage: straggler-sim OUT_DIR [options]\n"
       "Faults: slow_gpu:RANK:FROM_ITER:FACTOR  host_delay:RANK:FROM_ITER:MS  extra_work:RANK:FROM_ITER:FACTOR\n"
       "        slow_link:HOST_A:HOST_B:FACTOR  stage_imbalance:STAGE:FACTOR  hang:RANK:ITER  crash:RANK:ITER\n"
+      "Root-cause patterns (RANK a rank or `all`; truth.json lists them under \"findings\"):\n"
+      "        gc_pause:RANK:EVERY:MS  sync:RANK:MS  nccl_compute:RANK  h2d:RANK:MIB  small_kernels:RANK:COUNT\n"
+      "        compile:RANK:MS  hotspot:RANK:SHARE  slow_host:RANK:US   (see src/sim/SPEC.md)\n"
       "--conventions random varies what nsys does not promise (stream/device ids, pids, row order, markers,\n"
       "graph launches, capture start) and, unless given, --hosts (4 or 8 GPUs each), --schema, the file\n"
       "layout and the NCCL domain rows; truth.json records each choice under \"conventions\".\nOptions");

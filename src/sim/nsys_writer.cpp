@@ -13,6 +13,7 @@
 
 #include "ddl.hpp"
 #include "rng.hpp"
+#include "sqlite_insert.hpp"
 
 namespace sim {
 namespace {
@@ -26,7 +27,7 @@ struct KernelInfo {
 };
 
 // Names follow NCCL >= 2.19 and current PyTorch / cuBLAS / FlashAttention builds.
-const KernelInfo kKernels[kKernelCount] = {
+const KernelInfo kKernels[kKernelTotal] = {
     {"layer_norm_fwd_kernel", "void layer_norm_fwd_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
      40, 16384, 1, 256, 0, 0, 32768, 0, 0, 0},
     {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
@@ -54,6 +55,9 @@ const KernelInfo kKernels[kKernelCount] = {
      96, 16, 1, 512, 21568, 82240, 135168, 4, 8, 30},
     {"ncclDevKernel_SendRecv", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)",
      96, 32, 1, 640, 21568, 82240, 135168, 4, 8, 30},
+    // small_kernels: a tiny unvectorised elementwise op (a scalar add on a small tensor).
+    {"elementwise_kernel", "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctorOnSelf_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctorOnSelf_add<float> const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctorOnSelf_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctorOnSelf_add<float> const&)::{lambda(int)#1})",
+     20, 2, 1, 128, 0, 0, 32768, 0, 0, 0},
 };
 // NCCL <= 2.18 naming for --schema 3.0 (an old capture).
 const char* const kOldNccl[2][2] = {
@@ -71,102 +75,14 @@ const char* const kOtherStrings[] = {"cudaLaunchKernel_v7000", "cuLaunchKernelEx
                                      "ncclGroupEnd", "ncclSend", "ncclRecv", "python3", "cudaGraphLaunch_v10000",
                                      "ncclCommAbort", "pt_nccl_watchdg"};
 int64_t str_id(int s) { return s + 1; }
-int64_t short_id(int k) { return str_id(2 * k); }
-int64_t demangled_id(int k) { return str_id(2 * k + 1); }
-
-void check(int rc, sqlite3* db, const std::string& what) {
-  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
-    throw std::runtime_error(fmt::format("straggler-sim: sqlite {}: {}", what, sqlite3_errmsg(db)));
+// Kernels past kKernelCount (fault-only) are named after every other string.
+int64_t short_id(int k) { return str_id(k < kKernelCount ? 2 * k : kStrCount + 2 * (k - kKernelCount)); }
+int64_t demangled_id(int k) { return short_id(k) + 1; }
+bool small_kernels_run(const Simulation& sim) {
+  for (const Fault& f : sim.opt.faults)
+    if (f.kind == FaultKind::SmallKernels) return true;
+  return false;
 }
-
-// INSERT of chosen columns: values are ":param" placeholders or SQL literals; columns the table
-// lacks (older schema) are dropped, so binding their parameter is a harmless no-op.
-class Insert {
- public:
-  Insert(sqlite3* db, const std::string& table, const std::vector<std::pair<std::string, std::string>>& cols)
-      : db_(db), st_(prepare_rows(db, table, cols, 1)) {}
-  // "INSERT ... VALUES (row 0), (row 1), ...": parameter ":x" of row t is renamed ":x_t" (t > 0).
-  static sqlite3_stmt* prepare_rows(sqlite3* db, const std::string& table,
-                                    const std::vector<std::pair<std::string, std::string>>& cols, int n) {
-    std::set<std::string> have;
-    sqlite3_stmt* info = nullptr;
-    check(sqlite3_prepare_v2(db, ("PRAGMA table_info(" + table + ")").c_str(), -1, &info, nullptr), db, table);
-    while (sqlite3_step(info) == SQLITE_ROW) have.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
-    sqlite3_finalize(info);
-    std::string names, values;
-    for (auto& [c, v] : cols)
-      if (have.count(c)) names += (names.empty() ? "" : ",") + c;
-    for (int t = 0; t < n; ++t) {
-      std::string row;
-      for (auto& [c, v] : cols)
-        if (have.count(c)) row += (row.empty() ? "" : ",") + (t && v[0] == ':' ? v + "_" + std::to_string(t) : v);
-      values += (t ? ",(" : "(") + row + ")";
-    }
-    sqlite3_stmt* st = nullptr;
-    check(sqlite3_prepare_v2(db, fmt::format("INSERT INTO {} ({}) VALUES {}", table, names, values).c_str(), -1, &st,
-                             nullptr), db, table);
-    return st;
-  }
-  int params() const { return sqlite3_bind_parameter_count(st_); }
-  ~Insert() { sqlite3_finalize(st_); }
-  Insert(const Insert&) = delete;
-  Insert& operator=(const Insert&) = delete;
-  int p(const char* name) const { return sqlite3_bind_parameter_index(st_, name); }
-  void i(int idx, int64_t v) { if (idx) sqlite3_bind_int64(st_, idx, v); }
-  void null(int idx) { if (idx) sqlite3_bind_null(st_, idx); }
-  void t(int idx, const std::string& v) { if (idx) sqlite3_bind_text(st_, idx, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
-  void run() {
-    check(sqlite3_step(st_), db_, "insert");
-    sqlite3_reset(st_);
-    ++rows;
-  }
-  int64_t rows = 0;
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* st_ = nullptr;
-};
-
-// Integer-only INSERT of many rows per statement: amortises SQLite's per-statement cost over
-// `batch` rows (the bulk tables hold millions of rows). Rows are staged in a shadow buffer.
-class BatchInsert {
- public:
-  BatchInsert(sqlite3* db, const std::string& table, const std::vector<std::pair<std::string, std::string>>& cols,
-              int batch = 64)
-      : db_(db), single_(db, table, cols), batch_(batch) {
-    k_ = single_.params();
-    bulk_ = Insert::prepare_rows(db, table, cols, batch);
-    row_.assign(k_, 0);
-    buf_.reserve(size_t(k_) * batch);
-  }
-  ~BatchInsert() { sqlite3_finalize(bulk_); }
-  int p(const char* name) const { return single_.p(name) - 1; }
-  void set(int off, int64_t v) { if (off >= 0) row_[off] = v; }
-  void run() {
-    buf_.insert(buf_.end(), row_.begin(), row_.end());
-    ++rows;
-    if (int64_t(buf_.size()) < int64_t(k_) * batch_) return;
-    for (int i = 0; i < k_ * batch_; ++i) sqlite3_bind_int64(bulk_, i + 1, buf_[i]);
-    check(sqlite3_step(bulk_), db_, "insert");
-    sqlite3_reset(bulk_);
-    buf_.clear();
-  }
-  void flush() {
-    for (size_t r = 0; r < buf_.size(); r += k_) {
-      for (int i = 0; i < k_; ++i) single_.i(i + 1, buf_[r + i]);
-      single_.run();
-    }
-    buf_.clear();
-  }
-  int64_t rows = 0;
-
- private:
-  sqlite3* db_;
-  Insert single_;
-  sqlite3_stmt* bulk_ = nullptr;
-  int batch_, k_ = 0;
-  std::vector<int64_t> row_, buf_;
-};
 
 std::string utc_string(int64_t ns) {
   const std::time_t s = std::time_t(ns / 1'000'000'000);
@@ -197,15 +113,24 @@ int64_t watchdog_at(const Simulation& sim, int rank) {
   if (!crash_run(sim) || ops.empty() || !ops.back().pending) return -1;
   return ops.back().cpu_start + kWatchdogNs + jitter_ns(sim, rank, 2'000'000'000);
 }
-int watchdog_aborts(const Conventions& cv, int rank) { return int(cv.created[rank].size()) - 1; }  // NCCL streams
+// One abort per NCCL stream; a rank whose NCCL runs on its compute stream (nccl_compute, random
+// conventions: no NCCL stream created) aborts each communicator (pipeline link) it used.
+int watchdog_aborts(const Simulation& sim, const Conventions& cv, int rank) {
+  const int streams = int(cv.created[rank].size()) - 1;
+  if (streams > 0) return streams;
+  std::set<int32_t> keys;
+  for (const Op& op : sim.ranks[rank].ops)
+    if (op.type == OpType::Coll) keys.insert(op.key);
+  return int(keys.size());
+}
 // True time the capture of a rank stops in a crash run; -1: when the job is killed.
 int64_t rank_stop(const Simulation& sim, const Conventions& cv, int rank) {
   if (sim.ranks[rank].crashed_at >= 0) return sim.ranks[rank].crashed_at + 20'000'000 + jitter_ns(sim, rank, 280'000'000);
   const int64_t w = watchdog_at(sim, rank);
-  return w < 0 ? -1 : w + watchdog_aborts(cv, rank) * kAbortNs + 200'000'000 + jitter_ns(sim, rank, 600'000'000);
+  return w < 0 ? -1 : w + watchdog_aborts(sim, cv, rank) * kAbortNs + 200'000'000 + jitter_ns(sim, rank, 600'000'000);
 }
 
-void exec(sqlite3* db, const std::string& sql) { check(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql); }
+void exec(sqlite3* db, const std::string& sql) { check_sqlite(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), db, sql); }
 
 struct Ctx {
   const Simulation& sim;
@@ -308,6 +233,14 @@ void write_strings(sqlite3* db, const Ctx& c, int64_t& rows) {
     s.t(s.p(":v"), kOtherStrings[k - kApiLaunch]);
     s.run();
   }
+  for (int k = kKernelCount; k < kKernelTotal && small_kernels_run(c.sim); ++k) {
+    s.i(s.p(":i"), short_id(k));
+    s.t(s.p(":v"), kKernels[k].short_name);
+    s.run();
+    s.i(s.p(":i"), demangled_id(k));
+    s.t(s.p(":v"), kKernels[k].demangled);
+    s.run();
+  }
   rows += s.rows;
 }
 
@@ -386,7 +319,7 @@ void write_runtime(sqlite3* db, const Proc& p, int64_t& rows) {
     const Op& op = tr.ops[i];
     int64_t s = op.cpu_start, e = op.cpu_end, cls = 0, name = 0;
     switch (op.type) {
-      case OpType::IterBegin: continue;
+      case OpType::IterBegin: case OpType::Stall: continue;
       case OpType::H2D: case OpType::D2H: name = kApiMemcpy; break;
       case OpType::Compute:
         if (head[i] >= 0 && head[i] != int32_t(i)) continue;  // inside a graph launched earlier
@@ -470,7 +403,7 @@ void write_copies_and_syncs(sqlite3* db, const Proc& p, int64_t& rows) {
       m.i(m.p(":s"), c.to_file(op.start));
       m.i(m.p(":e"), c.to_file(op.end));
       m.i(m.p(":k"), corr(i));
-      m.i(m.p(":b"), h2d ? kH2DBytes : kD2HBytes);
+      m.i(m.p(":b"), op.bytes);
       m.i(m.p(":ck"), h2d ? 1 : 2);       // HtoD / DtoH
       m.i(m.p(":sk"), h2d ? 1 : 2);       // pinned host / device
       m.i(m.p(":dk"), h2d ? 2 : 0);       // device / pageable host
@@ -531,7 +464,7 @@ void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
     BatchInsert wd(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", "59"},
                                        {"globalTid", std::to_string(gpid | (pid + kWatchdogTid))},
                                        {"textId", std::to_string(str_id(kNvCommAbort))}, {"domainId", "1"}});
-    for (int a = 0; a < watchdog_aborts(cv, rank); ++a) {
+    for (int a = 0; a < watchdog_aborts(sim, cv, rank); ++a) {
       wd.set(wd.p(":s"), c.to_file(w + a * kAbortNs));
       wd.set(wd.p(":e"), c.to_file(w + a * kAbortNs + kAbortNs - 1'000'000));
       wd.run();

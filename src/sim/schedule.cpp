@@ -1,5 +1,6 @@
 #include "schedule.hpp"
 
+#include "builder.hpp"
 #include "rng.hpp"
 
 #include <algorithm>
@@ -10,20 +11,7 @@
 namespace sim {
 namespace {
 
-constexpr int64_t kUs = 1000;
-
-// Everything that does not change per op: layout, keys, per-rank key lookups.
-struct Ctx {
-  Options o;
-  int world = 0, gph = 0, P = 1;
-  topology::HostPlacement hp;
-  std::vector<CommInfo> comms;
-  std::vector<CollKey> keys;
-  std::vector<int> tp_key, dp_key, link_next, link_prev;  // per rank, -1 when absent
-  int host_of(int r) const { return hp.host_of(r, world); }
-};
-
-double transfer_ns(const Ctx& c, const CollKey& k, bool p2p) {
+double transfer_ns(const RunCtx& c, const CollKey& k, bool p2p) {
   const int n = int(k.members.size());
   const int h0 = c.host_of(k.members[0]);
   bool inter = false;
@@ -46,8 +34,8 @@ double transfer_ns(const Ctx& c, const CollKey& k, bool p2p) {
   return t;
 }
 
-Ctx make_ctx(const Options& o) {
-  Ctx c;
+RunCtx make_ctx(const Options& o) {
+  RunCtx c;
   c.o = o;
   c.world = o.layout.world();
   c.hp.hosts = o.hosts;
@@ -75,153 +63,6 @@ Ctx make_ctx(const Options& o) {
   for (auto& k : c.keys) k.transfer_ns = transfer_ns(c, k, k.members.size() == 2 && c.comms[k.comm].kind == "pp");
   return c;
 }
-
-// Builds one rank's op list in CPU issue order.
-class Builder {
- public:
-  Builder(const Ctx& c, int rank, RankTrace& tr, std::vector<int32_t>& seq)
-      : c_(c), o_(c.o), rank_(rank), stage_(o_.layout.pp_rank(rank)), rng_(hash4(o_.seed, 0x5EED, rank, 0)),
-        ops_(tr.ops), seq_(seq) {}
-
-  void iteration(int it) {
-    it_ = it;
-    double stall_ms = 0;
-    for (const Fault& f : o_.faults)
-      if (f.kind == FaultKind::HostDelay && f.rank == rank_ && it >= f.from_iter) stall_ms += f.ms;
-    push(OpType::IterBegin, 0, int64_t(stall_ms * 1e6), 0, 0);
-    push(OpType::H2D, 0, int64_t(rng_.uniform(9, 12) * kUs), int64_t(kH2DBytes / 24e9 * 1e9 * jit()), gap());
-    pipeline();
-    if (c_.dp_key[rank_] >= 0)  // gradient buckets after the last backward, on the DP stream
-      for (int b = 0; b < 4; ++b) coll(c_.dp_key[rank_], Api::AllReduce, kDpStream, kNcclAllReduce);
-    for (int k = 0; k < 4; ++k) compute(kOptimizer, 90, false, k == 0);
-    push(OpType::D2H, 0, int64_t(rng_.uniform(7, 9) * kUs), int64_t(2.2 * kUs), gap());
-    push(OpType::Sync, 0, 0, 0, int64_t(rng_.uniform(40, 90) * kUs));
-  }
-
- private:
-  double jit() {
-    const double z = std::clamp(rng_.normal(), -3.0, 3.0);
-    return std::max(0.2, 1.0 + o_.jitter * z);
-  }
-  int64_t gap() { return int64_t(rng_.uniform(4, 10) * kUs); }
-  Op& push(OpType t, uint8_t kernel, int64_t cpu_cost, int64_t dur, int64_t gap_after) {
-    Op op;
-    op.type = t;
-    op.kernel = kernel;
-    op.cpu_end = cpu_cost;
-    op.end = dur;
-    op.start = gap_after;
-    op.iter = it_;
-    ops_.push_back(op);
-    return ops_.back();
-  }
-  double compute_factor(bool in_mb) const {
-    double f = it_ == 0 ? 1.5 : 1.0;  // warm-up iteration
-    for (const Fault& x : o_.faults) {
-      if (x.kind == FaultKind::SlowGpu && x.rank == rank_ && it_ >= x.from_iter) f *= x.factor;
-      if (x.kind == FaultKind::StageImbalance && in_mb && x.stage == stage_) f *= x.factor;
-    }
-    return f;
-  }
-  double extra_work() const {
-    double f = 1.0;
-    for (const Fault& x : o_.faults)
-      if (x.kind == FaultKind::ExtraWork && x.rank == rank_ && it_ >= x.from_iter) f *= x.factor;
-    return f;
-  }
-  void compute(Kernel k, double base_us, bool in_mb, bool waits_dp = false) {
-    const double f = compute_factor(in_mb);
-    auto one = [&](bool dp) {
-      Op& op = push(OpType::Compute, k, int64_t(rng_.uniform(5, 8) * kUs), int64_t(base_us * kUs * f * jit()), gap());
-      op.waits_dp = dp;
-    };
-    one(waits_dp);
-    if (!in_mb) return;
-    extra_acc_ += extra_work() - 1.0;  // extra launches of the same kernel, spread evenly
-    for (; extra_acc_ >= 1.0 - 1e-9; extra_acc_ -= 1.0) one(false);
-  }
-  void coll(int key, Api api, uint8_t stream, Kernel k) {
-    const bool group = api != Api::AllReduce;
-    Op& op = push(OpType::Coll, k, int64_t((group ? rng_.uniform(18, 24) : rng_.uniform(12, 16)) * kUs), 0, gap());
-    op.key = key;
-    op.seq = seq_[key]++;
-    op.api = api;
-    op.stream = stream;
-  }
-  void tp_ar() {
-    if (c_.tp_key[rank_] >= 0) coll(c_.tp_key[rank_], Api::AllReduce, kTpStream, kNcclAllReduce);
-  }
-  void forward() {
-    for (int l = 0; l < o_.layers; ++l) {
-      compute(kLnFwd, 25, true);
-      compute(kGemmFwd, 180, true);
-      compute(kFlashFwd, 140, true);
-      compute(kGemmFwd, 70, true);
-      tp_ar();
-      compute(kLnFwd, 25, true);
-      compute(kGemmFwd, 240, true);
-      compute(kElementwise, 35, true);
-      compute(kGemmFwd, 240, true);
-      tp_ar();
-    }
-    if (stage_ == c_.P - 1) compute(kSoftmax, 30, true);
-  }
-  void backward() {
-    if (stage_ == c_.P - 1) compute(kElementwise, 20, true);
-    for (int l = 0; l < o_.layers; ++l) {
-      compute(kGemmDgrad, 240, true);
-      compute(kGemmWgrad, 240, true);
-      compute(kElementwise, 45, true);
-      compute(kGemmDgrad, 240, true);
-      compute(kGemmWgrad, 240, true);
-      tp_ar();
-      compute(kLnBwd, 40, true);
-      compute(kGemmDgrad, 70, true);
-      compute(kGemmWgrad, 70, true);
-      compute(kFlashBwd, 330, true);
-      compute(kGemmDgrad, 180, true);
-      compute(kGemmWgrad, 180, true);
-      tp_ar();
-      compute(kLnBwd, 40, true);
-    }
-  }
-  // p2p on the link to the next (dir=+1) or previous (dir=-1) stage.
-  void p2p(int dir, Api api) {
-    const int key = dir > 0 ? c_.link_next[rank_] : c_.link_prev[rank_];
-    if (key >= 0) coll(key, api, dir > 0 && !o_.p2p_one_stream ? kPpNextStream : kPpStream, kNcclSendRecv);
-  }
-  // Megatron 1F1B without interleaving; grouped send/recv pairs are one SendRecv kernel.
-  void pipeline() {
-    const int P = c_.P, s = stage_, M = o_.microbatches;
-    const int warm = std::min(P - s - 1, M), steady = M - warm;
-    for (int i = 0; i < warm; ++i) {
-      p2p(-1, Api::Recv);
-      forward();
-      p2p(+1, Api::Send);
-    }
-    if (steady > 0) p2p(-1, Api::Recv);
-    for (int i = 0; i < steady; ++i) {
-      forward();
-      p2p(+1, Api::SendRecv);  // send activations, receive gradients
-      backward();
-      p2p(-1, i == steady - 1 ? Api::Send : Api::SendRecv);
-    }
-    for (int i = 0; i < warm; ++i) {
-      p2p(+1, Api::Recv);
-      backward();
-      p2p(-1, Api::Send);
-    }
-  }
-
-  const Ctx& c_;
-  const Options& o_;
-  int rank_, stage_;
-  Rng rng_;
-  std::vector<Op>& ops_;
-  std::vector<int32_t>& seq_;  // per key: next issue index
-  int it_ = 0;
-  double extra_acc_ = 0;
-};
 
 struct Inst {
   int64_t max_arrival = 0, end_base = 0;
@@ -255,7 +96,7 @@ bool crashed(const Options& o, int rank) {
 // the members that never issued it are missing. They are the crashed ranks (root cause) or victims
 // blocked in another communicator. pp rows carry the group seq of the missing rank (all its p2p
 // ops on every link of the group, as for hang) and the link's own index.
-void crash_desync(Simulation& sim, const Ctx& c) {
+void crash_desync(Simulation& sim, const RunCtx& c) {
   // Ops each rank issued per key (written ones: completed, or launched and waiting).
   std::vector<std::vector<int32_t>> seq(c.world, std::vector<int32_t>(c.keys.size(), 0));
   for (int r = 0; r < c.world; ++r)
@@ -290,11 +131,10 @@ void crash_desync(Simulation& sim, const Ctx& c) {
 int64_t kernels_per_iteration(const Options& opt) {
   Options o = opt;
   o.faults.clear();
-  Ctx c = make_ctx(o);
+  RunCtx c = make_ctx(o);
   RankTrace tr;
   std::vector<int32_t> seq(c.keys.size(), 0);
-  Builder b(c, 0, tr, seq);
-  b.iteration(1);
+  build_ops(c, 0, tr, seq, 1, 2);
   int64_t n = 0;
   for (const Op& op : tr.ops) n += op.type == OpType::Compute || op.type == OpType::Coll;
   return n;
@@ -302,7 +142,7 @@ int64_t kernels_per_iteration(const Options& opt) {
 
 // A collective op on rank r: arrives (once), and completes when its last member has arrived.
 // Returns false while blocked; then the last arriver puts the others back on `ready`.
-bool step_collective(const Ctx& c, const Options& opt, int r, RankState& s, Op& op, std::vector<std::vector<Inst>>& inst,
+bool step_collective(const RunCtx& c, const Options& opt, int r, RankState& s, Op& op, std::vector<std::vector<Inst>>& inst,
                      std::vector<int>& ready) {
   Inst& in = inst[op.key][op.seq];
   const CollKey& key = c.keys[op.key];
@@ -326,7 +166,7 @@ bool step_collective(const Ctx& c, const Options& opt, int r, RankState& s, Op& 
   if (!in.done) return false;  // blocked
   op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
   s.sf[op.stream] = op.end;
-  if (op.stream == kDpStream) s.dp_done = std::max(s.dp_done, op.end);
+  if (op.key == c.dp_key[r]) s.dp_done = std::max(s.dp_done, op.end);  // (on the DP stream unless nccl_compute)
   else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
   s.arrived = false;
   return true;
@@ -364,16 +204,23 @@ void step_local(RankState& s, RankTrace& tr, Op& op) {
       op.start = op.cpu_start;
       op.end = op.cpu_end;
       s.cpu = op.cpu_end + gap;
-      tr.iter_cpu.push_back({s.iter_begin, op.cpu_end + 10 * kUs});
+      if (!op.mid_iter) tr.iter_cpu.push_back({s.iter_begin, op.cpu_end + 10 * kUs});  // loss.item() ends it
       break;
     }
+    case OpType::Stall:  // host time only; gc_pause first waits for the GPU to run dry, then idles it
+      op.cpu_start = s.cpu;
+      if (op.drain) s.cpu = std::max(s.cpu, *std::max_element(std::begin(s.sf), std::end(s.sf)));
+      s.cpu += cost;
+      op.cpu_end = s.cpu;
+      op.start = op.end = 0;
+      break;
     case OpType::Coll: break;
   }
 }
 
 // Discrete events: run each rank until it blocks in a collective not all members reached yet;
 // the last arriver completes it and wakes the others. Timing depends only on the data flow.
-std::vector<RankState> run_events(const Ctx& c, const Options& opt, Simulation& sim, std::vector<std::vector<Inst>>& inst) {
+std::vector<RankState> run_events(const RunCtx& c, const Options& opt, Simulation& sim, std::vector<std::vector<Inst>>& inst) {
   std::vector<RankState> st(c.world);
   std::vector<int> ready;
   for (int r = c.world - 1; r >= 0; --r) ready.push_back(r);
@@ -396,7 +243,7 @@ std::vector<RankState> run_events(const Ctx& c, const Options& opt, Simulation& 
 }
 
 // Hang: ranks that could not finish end their profile before the collective they wait in.
-void end_blocked_ranks(Ctx& c, const Options& opt, Simulation& sim, const std::vector<RankState>& st,
+void end_blocked_ranks(RunCtx& c, const Options& opt, Simulation& sim, const std::vector<RankState>& st,
                        const std::vector<std::vector<Inst>>& inst) {
   bool any_hang = false, any_crash = false;
   for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang || f.kind == FaultKind::Crash;
@@ -419,7 +266,7 @@ void end_blocked_ranks(Ctx& c, const Options& opt, Simulation& sim, const std::v
 }
 
 // The truth of a hang: on each communicator of the hung rank, the op it never issued.
-void record_hang_desyncs(const Ctx& c, const Options& opt, const std::vector<std::vector<int32_t>>& seq, Simulation& sim) {
+void record_hang_desyncs(const RunCtx& c, const Options& opt, const std::vector<std::vector<int32_t>>& seq, Simulation& sim) {
   for (const Fault& f : opt.faults) {
     if (f.kind != FaultKind::Hang) continue;
     for (const CommInfo& ci : c.comms) {
@@ -450,7 +297,7 @@ void host_clocks(const Options& opt, Simulation& sim) {
 Simulation simulate(const Options& opt) {
   Simulation sim;
   sim.opt = opt;
-  Ctx c = make_ctx(opt);
+  RunCtx c = make_ctx(opt);
   sim.world = c.world;
   sim.gpus_per_host = c.gph;
   sim.iterations = opt.iterations;
@@ -460,9 +307,7 @@ Simulation simulate(const Options& opt) {
   std::vector<std::vector<int32_t>> seq(c.world);
   for (int r = 0; r < c.world; ++r) {
     seq[r].assign(c.keys.size(), 0);
-    Builder b(c, r, sim.ranks[r], seq[r]);
-    const int stop = hang_iteration(opt, r);
-    for (int it = 0; it < stop; ++it) b.iteration(it);
+    build_ops(c, r, sim.ranks[r], seq[r], 0, hang_iteration(opt, r));
   }
   std::vector<std::vector<Inst>> inst(c.keys.size());
   for (size_t k = 0; k < c.keys.size(); ++k) {

@@ -11,10 +11,14 @@ namespace sim {
 // Kernels the model launches; names live in nsys_writer.cpp.
 enum Kernel : uint8_t {
   kLnFwd, kGemmFwd, kFlashFwd, kElementwise, kSoftmax, kOptimizer, kLnBwd, kGemmDgrad, kGemmWgrad,
-  kFlashBwd, kNcclAllReduce, kNcclSendRecv, kKernelCount
+  kFlashBwd, kNcclAllReduce, kNcclSendRecv, kKernelCount,
+  // Launched only by root-cause faults (small_kernels): named after every other string, and only
+  // in runs that launch it, so the string ids of other runs stay as they were.
+  kSmallElementwise = kKernelCount, kKernelTotal
 };
 
-enum class OpType : uint8_t { IterBegin, H2D, Compute, Coll, D2H, Sync };
+// Stall: host time only (GC pause, compilation, host work after a sync), written to no table.
+enum class OpType : uint8_t { IterBegin, H2D, Compute, Coll, D2H, Sync, Stall };
 // How the NCCL call of a Coll op looks on the CPU (NVTX ranges).
 enum class Api : uint8_t { AllReduce, Send, Recv, SendRecv };
 
@@ -42,7 +46,11 @@ struct Op {
   // Hang: a collective this rank launched but that never completed (a peer never joined). Its
   // NVTX ranges and launch call are written, its kernel is not (CUPTI never records it).
   bool pending = false;
+  bool mid_iter = false;  // Sync: a sync inside the iteration (sync fault): it does not end the iteration
+  bool drain = false;     // Stall: starts when the rank's GPU has run dry (gc_pause: the GPU idles its cost)
+  int32_t bytes = 0;      // H2D, D2H: bytes copied
 };
+static_assert(sizeof(Op) <= 56, "a run holds millions of ops: keep Op small");
 
 // Launch API row inside a Coll op's CPU interval (shared by the simulator and the writer).
 inline int64_t coll_launch_end(const Op& op) { return op.cpu_end - 800; }

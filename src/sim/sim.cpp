@@ -29,6 +29,14 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::StageImbalance: return "stage_imbalance";
     case FaultKind::Hang: return "hang";
     case FaultKind::Crash: return "crash";
+    case FaultKind::GcPause: return "gc_pause";
+    case FaultKind::Sync: return "sync";
+    case FaultKind::NcclCompute: return "nccl_compute";
+    case FaultKind::H2D: return "h2d";
+    case FaultKind::SmallKernels: return "small_kernels";
+    case FaultKind::Compile: return "compile";
+    case FaultKind::Hotspot: return "hotspot";
+    case FaultKind::SlowHost: return "slow_host";
   }
   return "?";
 }
@@ -50,10 +58,31 @@ Fault parse_fault(const std::string& spec) {
     if (used != p[i].size() || !(v > 0)) throw bad();
     return v;
   };
+  // Root-cause patterns: KIND:RANK[:ARGS], RANK a rank or `all` (every rank, stored as -1).
+  static const std::pair<const char*, FaultKind> kPatterns[] = {
+      {"gc_pause", FaultKind::GcPause}, {"sync", FaultKind::Sync}, {"nccl_compute", FaultKind::NcclCompute},
+      {"h2d", FaultKind::H2D}, {"small_kernels", FaultKind::SmallKernels}, {"compile", FaultKind::Compile},
+      {"hotspot", FaultKind::Hotspot}, {"slow_host", FaultKind::SlowHost}};
   Fault f;
   try {
     const std::string& k = p.at(0);
-    if (k == "slow_gpu" || k == "extra_work" || k == "host_delay") {
+    const auto pattern = std::find_if(std::begin(kPatterns), std::end(kPatterns), [&](auto& e) { return k == e.first; });
+    if (pattern != std::end(kPatterns)) {
+      f.kind = pattern->second;
+      const size_t args = f.kind == FaultKind::NcclCompute ? 2 : f.kind == FaultKind::GcPause ? 4 : 3;
+      if (p.size() != args) throw bad();
+      f.rank = p.at(1) == "all" ? -1 : num_i(1);
+      if (p[1] != "all" && f.rank < 0) throw bad();
+      switch (f.kind) {
+        case FaultKind::GcPause: f.every = num_d(2), f.ms = num_d(3); break;
+        case FaultKind::Sync: case FaultKind::Compile: f.ms = num_d(2); break;
+        case FaultKind::H2D: f.mib = num_d(2); break;
+        case FaultKind::SmallKernels: f.count = num_i(2); break;
+        case FaultKind::Hotspot: f.share = num_d(2); break;
+        case FaultKind::SlowHost: f.us = num_d(2); break;
+        default: break;
+      }
+    } else if (k == "slow_gpu" || k == "extra_work" || k == "host_delay") {
       if (p.size() != 4) throw bad();
       f.kind = k == "slow_gpu" ? FaultKind::SlowGpu : k == "extra_work" ? FaultKind::ExtraWork : FaultKind::HostDelay;
       f.rank = num_i(1);
@@ -99,8 +128,18 @@ void validate(const Options& o) {
     if (f.kind == FaultKind::SlowLink && (f.host_a < 0 || f.host_b < 0 || f.host_a >= o.hosts || f.host_b >= o.hosts))
       fail("slow_link host index out of range");
     if (f.kind == FaultKind::StageImbalance && (f.stage < 0 || f.stage >= o.layout.pp)) fail("stage out of range");
-    if (f.rank < 0 && f.kind != FaultKind::SlowLink && f.kind != FaultKind::StageImbalance) fail("fault rank < 0");
+    if (f.rank < 0 && f.kind != FaultKind::SlowLink && f.kind != FaultKind::StageImbalance && !is_pattern(f.kind))
+      fail("fault rank < 0");
     if (f.from_iter < 0) fail("fault iteration < 0");
+    if (!is_pattern(f.kind)) continue;
+    const std::string spec = fault_kind_name(f.kind);
+    if (f.rank < -1) fail(spec + " rank < 0 (use `all` for every rank)");
+    if (f.kind == FaultKind::GcPause && !(f.every > 0 && f.ms > 0)) fail("gc_pause needs EVERY > 0 and MS > 0");
+    if ((f.kind == FaultKind::Sync || f.kind == FaultKind::Compile) && !(f.ms > 0)) fail(spec + " needs MS > 0");
+    if (f.kind == FaultKind::H2D && !(f.mib > 0 && f.mib <= 1024)) fail("h2d needs 0 < MIB <= 1024");
+    if (f.kind == FaultKind::SmallKernels && (f.count < 1 || f.count > 100000)) fail("small_kernels needs 1 <= COUNT <= 100000");
+    if (f.kind == FaultKind::Hotspot && !(f.share > 0 && f.share < 1)) fail("hotspot needs 0 < SHARE < 1");
+    if (f.kind == FaultKind::SlowHost && !(f.us > 0 && f.us <= 1e6)) fail("slow_host needs 0 < US <= 1000000");
   }
 }
 
@@ -126,7 +165,7 @@ RunStats generate(const Options& in) {
       if (op.pending) continue;  // launched, never completed: no kernel row
       counts[r].kernels += op.type == OpType::Compute || op.type == OpType::Coll;
       counts[r].nccl_kernels += op.type == OpType::Coll;
-      counts[r].h2d_bytes += op.type == OpType::H2D ? kH2DBytes : 0;
+      counts[r].h2d_bytes += op.type == OpType::H2D ? op.bytes : 0;
     }
   for (const RankCounts& c : counts) stats.kernels += c.kernels;
 

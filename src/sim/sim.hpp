@@ -9,20 +9,33 @@
 
 namespace sim {
 
-enum class FaultKind { SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, Hang, Crash };
+enum class FaultKind {
+  SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, Hang, Crash,
+  // Root-cause patterns ("Book of Root Causes"): one rank, or every rank (rank -1, spec word `all`).
+  GcPause, Sync, NcclCompute, H2D, SmallKernels, Compile, Hotspot, SlowHost
+};
 const char* fault_kind_name(FaultKind k);
+// The root-cause pattern kinds (GcPause .. SlowHost): the only ones that may name every rank.
+inline bool is_pattern(FaultKind k) { return k >= FaultKind::GcPause; }
 
 struct Fault {
   FaultKind kind = FaultKind::SlowGpu;
-  int rank = -1;          // slow_gpu, host_delay, extra_work, hang, crash
+  int rank = -1;          // slow_gpu, host_delay, extra_work, hang, crash; patterns: -1 = every rank
   int from_iter = 0;      // slow_gpu, host_delay, extra_work; hang, crash: the iteration it stops at
   double factor = 1.0;    // slow_gpu, extra_work, slow_link, stage_imbalance
-  double ms = 0.0;        // host_delay
+  double ms = 0.0;        // host_delay, gc_pause, sync, compile
   int host_a = -1, host_b = -1;  // slow_link
   int stage = -1;         // stage_imbalance
+  double every = 0.0;     // gc_pause: iterations between pauses
+  double mib = 0.0;       // h2d: MiB copied before each microbatch
+  int count = 0;          // small_kernels: tiny kernels after each microbatch's forward
+  double share = 0.0;     // hotspot: flash-attention backward's share of the microbatch compute
+  double us = 0.0;        // slow_host: CPU cost of each compute launch
+  // Whether the fault acts on `r` (patterns with rank -1 act on every rank).
+  bool on(int r) const { return rank == r || (rank < 0 && is_pattern(kind)); }
 };
 
-// Parses "slow_gpu:5:8:1.4" etc. (see SPEC.md); throws std::invalid_argument.
+// Parses "slow_gpu:5:8:1.4", "gc_pause:all:3:40" etc. (see SPEC.md); throws std::invalid_argument.
 Fault parse_fault(const std::string& spec);
 
 struct Options {

@@ -29,8 +29,56 @@ std::string fault_json(const Fault& f) {
     case FaultKind::Hang:
     case FaultKind::Crash:
       return fmt::format(R"({{"kind": "{}", "rank": {}, "iteration": {}}})", k, f.rank, f.from_iter);
+    // Root-cause patterns: "rank" -1 = every rank (`all`).
+    case FaultKind::GcPause:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "every": {}, "ms": {}}})", k, f.rank, f.every, f.ms);
+    case FaultKind::Sync:
+    case FaultKind::Compile:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "ms": {}}})", k, f.rank, f.ms);
+    case FaultKind::NcclCompute:
+      return fmt::format(R"({{"kind": "{}", "rank": {}}})", k, f.rank);
+    case FaultKind::H2D:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "mib": {}}})", k, f.rank, f.mib);
+    case FaultKind::SmallKernels:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "count": {}}})", k, f.rank, f.count);
+    case FaultKind::Hotspot:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "share": {}}})", k, f.rank, f.share);
+    case FaultKind::SlowHost:
+      return fmt::format(R"({{"kind": "{}", "rank": {}, "us": {}}})", k, f.rank, f.us);
   }
   return "{}";
+}
+
+// The root-cause finding a fault plants (the analyser's name for it), or nullptr.
+const char* finding_name(FaultKind k) {
+  switch (k) {
+    case FaultKind::GcPause: return "gc_pause";
+    case FaultKind::Sync: return "excessive_sync";
+    case FaultKind::NcclCompute: return "nccl_serialization";
+    case FaultKind::H2D: return "excessive_h2d";
+    case FaultKind::SmallKernels: return "small_kernels";
+    case FaultKind::Compile: return "module_loading";
+    case FaultKind::Hotspot: return "kernel_hotspot";
+    case FaultKind::SlowHost: return "cpu_bottleneck";
+    case FaultKind::HostDelay: return "gpu_bubbles";
+    case FaultKind::ExtraWork: return "comm_imbalance";
+    default: return nullptr;
+  }
+}
+
+// "findings": one row per fault that plants a root-cause pattern, with the ranks it acts on.
+std::string findings_json(const Simulation& sim) {
+  std::vector<std::string> rows;
+  for (const Fault& f : sim.opt.faults) {
+    const char* name = finding_name(f.kind);
+    if (!name) continue;
+    std::vector<int> ranks;
+    for (int r = 0; r < sim.world; ++r)
+      if (f.on(r)) ranks.push_back(r);
+    rows.push_back(fmt::format(R"({{"finding": "{}", "ranks": {}, "fault": "{}"}})", name, ints(ranks),
+                               fault_kind_name(f.kind)));
+  }
+  return fmt::format(" \"findings\": [{}]", fmt::join(rows, ", "));
 }
 
 // What straggler-scan can see of the planted slow links: a communicator is compared only with its
@@ -183,7 +231,7 @@ std::string expected_json(const Simulation& sim) {
     if (f.kind == FaultKind::StageImbalance)
       out(R"(,
   "pipeline": {{"bottleneck_stage": {}, "causes": ["stage_imbalance"]}})", f.stage);
-  out("}}}}\n");
+  out("}},\n{}}}\n", findings_json(sim));
   return j;
 }
 
