@@ -124,11 +124,14 @@ size_t find_period(const std::vector<uint64_t>& seq) {
 }
 
 // Timing score of period p (iterations.hpp) over a window of gaps: enough for 3 units, bounded so
-// that a long run of one collective (every p a candidate) stays cheap.
+// that a long run of one collective (every p a candidate) stays cheap. The window skips the first
+// p gaps when 3 units remain after them: the first unit is warm-up (autotuning, torch.compile,
+// module loading may stretch it by seconds) and would otherwise make a regular run look irregular.
 double timing_score(const std::vector<int64_t>& gap, size_t p) {
-  const size_t m = std::min(gap.size() - p, 3 * p + 4096);
+  const size_t off = gap.size() >= 4 * p ? p : 0;
+  const size_t m = std::min(gap.size() - p - off, 3 * p + 4096);
   double diff = 0, scale = 0;
-  for (size_t j = 0; j < m; ++j) {
+  for (size_t j = off; j < off + m; ++j) {
     diff += std::abs(diff_d(gap[j + p], gap[j]));
     scale += 0.5 * (double(gap[j + p]) + double(gap[j]));  // two gaps may sum past int64
   }

@@ -115,6 +115,29 @@ TEST(Iterations, LongerUnitWithEqualSubPatternsIsFound) {
   EXPECT_EQ(collective_period_of(b.tl).period, 5u);
 }
 
+TEST(Iterations, SlowWarmUpUnitDoesNotHideTheUnit) {
+  // The unit of 5 as above, but the first one stalls 1.2 s (torch.compile, module loading): the
+  // timing score leaves the warm-up unit out, so the unit is still found, and it is iteration 0.
+  std::vector<double> gaps;
+  for (int i = 0; i < 60; ++i) gaps.push_back(i % 5 == 4 ? 30.0 : 2.0);
+  gaps[1] += 1200;
+  Builder b;
+  b.collectives(gaps);
+  EXPECT_EQ(collective_period_of(b.tl).period, 5u);
+  IterationSource src;
+  const auto its = iterations(b.tl, &src);
+  ASSERT_EQ(its.size(), 12u);
+  EXPECT_TRUE(its[0].warmup);
+  EXPECT_NEAR(double(its[0].step_ns) / kMs, 1238, 1e-6);
+  EXPECT_NEAR(median_step_ms(its), 38, 1e-6);
+  // The same stall in a later unit is no warm-up: that run is irregular, and stays so.
+  std::vector<double> late = gaps;
+  late[1] -= 1200, late[31] += 1200;
+  Builder c;
+  c.collectives(late);
+  EXPECT_EQ(collective_period_of(c.tl).period, 0u);
+}
+
 TEST(Iterations, RegularSingleCollectiveStepsStayPeriodOne) {
   // One collective per 10 ms step with 2% noise and a 15% slowdown from step 20: still period 1.
   for (unsigned seed = 1; seed <= 10; ++seed) {

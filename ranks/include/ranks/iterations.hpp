@@ -2,7 +2,8 @@
 //  * candidates: multiples of the smallest period of the (kernel name, stream) sequence (at most 2%
 //    mismatches, at least 3 repetitions);
 //  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
-//    consecutive collective starts. It is near 0 when the timing repeats every p collectives and stays
+//    consecutive collective starts, leaving out the first unit's gaps (warm-up) when 3 units follow
+//    it. It is near 0 when the timing repeats every p collectives and stays
 //    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
 //  * chosen: the smallest candidate scoring under kRegularScore, or at most kSubPeriodRatio x the
 //    best larger candidate; none when that score is above kIrregularScore (iterations unknown).
