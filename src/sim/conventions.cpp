@@ -122,6 +122,12 @@ void random_graphs(const Simulation& sim, Rng& R, Conventions& cv) {
     if (R.coin(0.4)) cv.graph_from[r] = int(R.range(std::min(1, last), last));
   if (std::all_of(cv.graph_from.begin(), cv.graph_from.end(), [](int g) { return g < 0; }))
     cv.graph_from[R.range(0, W - 1)] = std::min(1, last);
+  // A graph replays its kernels without per-kernel launch calls: the launch-bound patterns
+  // (slow_host, small_kernels) cannot exist on a rank that captures graphs, so such ranks do not.
+  for (const Fault& f : sim.opt.faults)
+    if (f.kind == FaultKind::SlowHost || f.kind == FaultKind::SmallKernels)
+      for (int r = 0; r < W; ++r)
+        if (f.rank < 0 || f.rank == r) cv.graph_from[r] = -1;
   for (int r = 0; r < W; ++r) {
     const auto head = graph_heads(sim.ranks[r], cv.graph_from[r]);
     for (size_t i = 0; i < head.size(); ++i) cv.graph_launches[r] += head[i] == int32_t(i);
