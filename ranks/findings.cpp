@@ -32,6 +32,7 @@ struct Facts {
   int64_t lo = 0, hi = 0;       // scope
   double scope_ns = 0, steps = 1, step_ns = 0, median_step_ns = 0;
   bool marked_steps = false;    // steps come from step markers
+  bool steps_known = false;     // from markers or the collective period
   std::vector<int64_t> iteration_starts, sync_ends;
   int64_t sync_count = 0;
   double sync_ns = 0;
@@ -55,6 +56,17 @@ struct KernelFacts {
   double small_ns = 0, small_launch_ns = 0, small_idle_ns = 0;
 };
 
+// Where the first (warm-up) iteration starts. A marked one at its marker; a collective-period unit
+// starts at its first collective, but the warm-up work before that collective (a DP-only step's
+// whole forward and backward) belongs to it: from the first GPU activity.
+int64_t first_start(const RankTimeline& tl, const RankMetrics& m) {
+  int64_t s = m.iterations.front().start;
+  if (m.iteration_source != IterationSource::CollectivePeriod) return s;
+  if (tl.kernels.size()) s = std::min(s, tl.kernels.start.front());
+  if (tl.copies.size()) s = std::min(s, tl.copies.start.front());
+  return s;
+}
+
 Facts scope_facts(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o) {
   Facts f;
   f.lo = m.scope_start, f.hi = m.scope_end;
@@ -69,7 +81,8 @@ Facts scope_facts(const RankTimeline& tl, const RankMetrics& m, const FindingOpt
   f.step_ns = f.scope_ns / f.steps;
   f.median_step_ns = steps.empty() ? f.step_ns : common::median(steps);
   f.marked_steps = m.iteration_source == IterationSource::NvtxMarker && m.steady;
-  if (m.iterations.size() >= 2) f.first_step_ns = double(m.iterations[1].start - m.iterations[0].start);
+  f.steps_known = m.iteration_source != IterationSource::None && m.steady && !steps.empty();
+  if (m.iterations.size() >= 2) f.first_step_ns = double(m.iterations[1].start - first_start(tl, m));
   const auto& a = tl.api;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a.kind[i] != ApiKind::Sync && a.kind[i] != ApiKind::Memcpy) continue;
@@ -92,7 +105,7 @@ void gap_pass(const RankTimeline& tl, const RankMetrics& m, const FindingOptions
   const auto& c = tl.copies;
   const int64_t tol = int64_t(o.iteration_edge * f.median_step_ns);
   const bool first = m.iterations.size() >= 2;
-  const int64_t f0 = first ? m.iterations[0].start : 0, f1 = first ? m.iterations[1].start : 0;
+  const int64_t f0 = first ? first_start(tl, m) : 0, f1 = first ? m.iterations[1].start : 0;
   auto hole = [&](int64_t a, int64_t b) {
     if (first) {
       const int64_t ov = std::max<int64_t>(0, std::min(b, f1) - std::max(a, f0));
@@ -232,16 +245,18 @@ void sync_and_bubbles(const Facts& f, const KernelFacts& kf, const FindingOption
   const double per_step = double(f.sync_count) / f.steps;
   const double nccl_per_sync = f.sync_count ? double(kf.nccl_count) / double(f.sync_count) : 1e300;
   const double blocked = f.scope_ns > 0 ? f.sync_ns / f.scope_ns : 0;
-  const bool frequent = f.marked_steps ? per_step >= o.sync_per_step
-                                       : kf.nccl_count > 0 && nccl_per_sync <= o.sync_nccl_per_sync;
-  const bool sync = blocked >= o.sync_blocked_share && frequent && f.sync_count >= 2;
+  // Steps known (markers or the collective period): syncs per step; else syncs per collective.
+  const bool frequent = f.steps_known ? per_step >= o.sync_per_step
+                                      : kf.nccl_count > 0 && nccl_per_sync <= o.sync_nccl_per_sync;
+  const bool material = f.after_sync_idle_ns >= o.sync_idle_share * f.scope_ns;
+  const bool sync = blocked >= o.sync_blocked_share && frequent && material && f.sync_count >= 2;
   if (sync) {
     const double sev = blocked / o.sync_blocked_share;
     out.add(Finding::ExcessiveSync, sev, f.after_sync_idle_ns,
             fmt::format("{:.1f} synchronize calls {} ({}), the host blocked in them {:.1f}% of the time; GPU idle after "
                         "them {:.2f} ms {}",
                         per_step, out.per_step(),
-                        f.marked_steps ? "more than the one per step a training loop needs"
+                        f.steps_known ? "more than the one per step a training loop needs"
                                        : fmt::format("one every {:.1f} NCCL kernels", nccl_per_sync),
                         100 * blocked, ms(f.after_sync_idle_ns) / f.steps, out.per_step()));
   }
@@ -293,11 +308,12 @@ void gpu_findings(const RankTimeline& tl, const RankMetrics& m, const Facts& f, 
   }
   const double small_per_step = double(kf.small) / f.steps;
   if (small_per_step >= o.small_per_step && kf.small_launch_ns > kf.small_ns)
-    out.add(Finding::SmallKernels, small_per_step / o.small_per_step, kf.small_idle_ns,
-            fmt::format("{:.0f} kernels under {:.0f} us {} (mean {:.1f} us) whose launch calls take {:.1f} us each; GPU idle "
-                        "after them {:.2f} ms {}",
+    out.add(Finding::SmallKernels, small_per_step / o.small_per_step, kf.small_ns + kf.small_idle_ns,
+            fmt::format("{:.0f} kernels under {:.0f} us {} (mean {:.1f} us) whose launch calls take {:.1f} us each; GPU time "
+                        "in them {:.2f} ms {}, idle after them {:.2f} ms",
                         small_per_step, double(o.small_kernel_ns) / 1e3, out.per_step(), kf.small_ns / double(kf.small) / 1e3,
-                        kf.small_launch_ns / double(kf.small) / 1e3, ms(kf.small_idle_ns) / f.steps, out.per_step()));
+                        kf.small_launch_ns / double(kf.small) / 1e3, ms(kf.small_ns) / f.steps, out.per_step(),
+                        ms(kf.small_idle_ns) / f.steps));
   uint32_t top = kNoName;
   double top_ns = 0;
   for (uint32_t name = 0; name < kf.by_name.size(); ++name)

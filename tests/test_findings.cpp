@@ -28,12 +28,25 @@ struct Loop {
   double first_ms = 100;
   std::vector<std::pair<double, double>> holes;  // [from, to) ms
   int syncs_per_step = 1;                         // at the step's end (loss.item())
+  double after_sync_ms = 0;                       // GPU idle after each sync (the drained queue refills)
 
   RankTimeline build() const {
     TimelineBuilder b;
     const int64_t step = 100 * kMs, first = int64_t(first_ms * kMs), end = first + (iterations - 1) * step;
+    std::vector<std::pair<int64_t, int64_t>> syncs;
+    for (int i = 0; i < iterations; ++i) {
+      const int64_t s0 = i == 0 ? 0 : first + (i - 1) * step, len = i == 0 ? first : step;
+      b.marker(s0, s0 + len - kMs, ("ProfilerStep#" + std::to_string(i)).c_str());
+      for (int s = 0; s < syncs_per_step; ++s) {
+        const int64_t at = s0 + (s + 1) * len / syncs_per_step - 30 * kMs / syncs_per_step;
+        syncs.push_back({at, (at + 20 * kMs / syncs_per_step) / kMs * kMs});  // returns as a kernel ends
+        b.sync(syncs.back().first, syncs.back().second);
+      }
+    }
     auto idle = [&](int64_t t) {
       if (t >= 10 * kMs && t < first - step) return true;
+      if (std::any_of(syncs.begin(), syncs.end(), [&](auto& y) { return t >= y.second && t < y.second + after_sync_ms * kMs; }))
+        return true;
       return std::any_of(holes.begin(), holes.end(), [&](auto& h) { return t >= h.first * kMs && t < h.second * kMs; });
     };
     bool after_hole = false;
@@ -45,14 +58,6 @@ struct Loop {
       static const char* const names[] = {"gemm", "flash_fwd", "layer_norm", "gelu"};
       b.kernel(t + 2 * kUs, t + kMs, names[(t / kMs) % 4], false, 7, after_hole ? t - 10 * kUs : t - 5 * kMs, 5 * kUs);
       after_hole = false;
-    }
-    for (int i = 0; i < iterations; ++i) {
-      const int64_t s0 = i == 0 ? 0 : first + (i - 1) * step, len = i == 0 ? first : step;
-      b.marker(s0, s0 + len - kMs, ("ProfilerStep#" + std::to_string(i)).c_str());
-      for (int s = 0; s < syncs_per_step; ++s) {
-        const int64_t at = s0 + (s + 1) * len / syncs_per_step - 30 * kMs / syncs_per_step;
-        b.sync(at, at + 20 * kMs / syncs_per_step);
-      }
     }
     return b.tl;
   }
@@ -106,11 +111,19 @@ TEST(Findings, IrregularPausesAreBubbles) {
   EXPECT_EQ(found(l.build()), std::set<Finding>{Finding::GpuBubbles});
 }
 
-// Eight syncs per marked step with the host blocked 20% of the time: excessive; one is not.
+// Eight syncs per marked step, the host blocked 20% of the time and the GPU idle 2 ms after each
+// (8-16%): excessive. One per step with the same idle after it is not (that idle is bubbles), nor
+// eight whose GPU idle after them stays under 1% of the time.
 TEST(Findings, SyncsPerStep) {
   Loop l;
-  l.syncs_per_step = 8;
+  l.syncs_per_step = 8, l.after_sync_ms = 2;
   EXPECT_EQ(found(l.build()), std::set<Finding>{Finding::ExcessiveSync});
+  Loop one;
+  one.after_sync_ms = 3;
+  EXPECT_EQ(found(one.build()), std::set<Finding>{Finding::GpuBubbles});
+  Loop cheap;
+  cheap.syncs_per_step = 8;
+  EXPECT_EQ(found(cheap.build()), std::set<Finding>{});
 }
 
 // A first step 12x the steady one, in GPU idle never repeated: module loading (and nothing else).
@@ -151,17 +164,17 @@ std::string real(const std::string& name) { return std::string(SS_SHARED_DIR) + 
   if (!fs::exists(real(name))) GTEST_SKIP() << real(name) << " absent (real captures live in ../shared/data/real)"
 }  // namespace
 
-// The 2-rank FSDP torchrun captures: NCCL shares the compute stream (all of its NCCL time), and
-// the host is blocked in synchronize calls for about half of the time, once per repeating unit.
-TEST(FindingsReal, FsdpCapturesSerializeNcclAndSynchronize) {
+// The 2-rank FSDP torchrun captures: NCCL shares the compute stream (all of its NCCL time). The host
+// is blocked in synchronize calls about half of the time, but once per repeating unit, and the GPU
+// idles after those syncs ~0.5% of the time: a GPU-bound loop waiting on its step, not excessive.
+TEST(FindingsReal, FsdpCapturesSerializeNcclAndSyncOncePerUnit) {
   for (const char* name : {"nsysai_mfu_2gpu_before.sqlite", "nsysai_mfu_2gpu_after.sqlite"}) {
     REQUIRE_REAL(name);
     for (const auto& tl : read_annotated(real(name))) {
       const RankMetrics m = compute_metrics(tl);
       const auto v = find_rank_findings(tl, m);
       const RankFinding* nccl = get(v, Finding::NcclSerialization);
-      const RankFinding* sync = get(v, Finding::ExcessiveSync);
-      ASSERT_TRUE(nccl && sync) << name << " pid " << tl.pid;
+      ASSERT_TRUE(nccl) << name << " pid " << tl.pid;
       // All NCCL time is on the compute stream: its cost is the NCCL time per unit.
       EXPECT_NEAR(nccl->cost_ms_per_step * double(m.iterations.size() - 1), double(m.scope.nccl_ns) / 1e6,
                   0.02 * double(m.scope.nccl_ns) / 1e6 + 0.05);
@@ -169,7 +182,9 @@ TEST(FindingsReal, FsdpCapturesSerializeNcclAndSynchronize) {
       const double blocked = double(m.sync_ns) / double(m.scope.span_ns);
       EXPECT_GT(blocked, 0.45) << name;
       EXPECT_LT(blocked, 0.65) << name;
-      EXPECT_NEAR(sync->severity, blocked / FindingOptions{}.sync_blocked_share, 1e-9);
+      EXPECT_EQ(m.iteration_source, IterationSource::CollectivePeriod) << name;
+      EXPECT_FALSE(get(v, Finding::ExcessiveSync)) << get(v, Finding::ExcessiveSync)->evidence;
+      EXPECT_FALSE(get(v, Finding::ModuleLoading)) << get(v, Finding::ModuleLoading)->evidence;
     }
   }
 }

@@ -20,9 +20,10 @@
 //                     those after a sync) summing to >= 2% of the scope. Cost: their time per step.
 //                     Evidence: count, longest, and causes.
 //  excessive_sync     the host is blocked in synchronize calls (and blocking copies) >= 10% of the
-//                     scope, and synchronizes more than once per step: >= 2 per marked step, or,
-//                     without step markers, a sync for every <= 4 NCCL kernels (a step issues many
-//                     collectives between its syncs). Cost: GPU idle in gaps after a sync, per step.
+//                     scope, synchronizes more than once per step (>= 2 per step or repeating unit;
+//                     where neither is known, a sync for every <= 4 NCCL kernels), and the GPU idles
+//                     after the syncs >= 1% of the scope (each sync drains the GPU queue: that idle
+//                     is what it costs). Cost: GPU idle in gaps after a sync, per step.
 //  cpu_bottleneck     the GPU is busy < 80% of the scope and >= 50% of its compute kernels start
 //                     within 30 us of their launch call's end (launches arrive just in time).
 //                     Cost: GPU idle per step.
@@ -32,8 +33,8 @@
 //  excessive_h2d      host-to-device copies >= 5% of the scope. Cost: copy time no kernel overlaps,
 //                     per step.
 //  small_kernels      >= 100 compute kernels under 10 us per step whose launch calls take longer
-//                     than they run. Cost: GPU idle right after them (before the next kernel,
-//                     under long_gap_ns) per step.
+//                     than they run. Cost: GPU time in them and idle right after them (before the
+//                     next kernel, under long_gap_ns) per step: what fusing them could win at most.
 //  kernel_hotspot     one compute kernel name > 50% of compute kernel time (>= 1% of the scope).
 //                     Cost: its time per step (what tuning it can win at most).
 //  module_loading     the first (warm-up) iteration's GPU idle exceeds a steady step's mean idle by
@@ -71,7 +72,7 @@ struct FindingOptions {
   double bubble_share = 0.02;
   int gc_min_pauses = 4;
   double gc_period_tolerance = 0.2, gc_regular_share = 0.75, gc_max_at_start = 1.0 / 3, gc_length_spread = 3;
-  double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 4;
+  double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 4, sync_idle_share = 0.01;
   double busy_max = 0.8, jit_slack_ns = 30'000, jit_share = 0.5;
   double nccl_stream_compute_share = 0.05, nccl_serial_share = 0.01;
   double h2d_share = 0.05;
