@@ -40,15 +40,24 @@ double cost_of(const RankEvidence& r, Finding f) {
   return 0;
 }
 
+// f (a finding of ranks[i]) sets it apart from the peers of its role `idx`.
+bool distinguishing(const std::vector<RankEvidence>& ranks, const std::vector<size_t>& idx, size_t i, const RankFinding& f,
+                    double step, const RootCauseOptions& opt) {
+  std::vector<double> theirs;
+  for (size_t j : idx)
+    if (j != i) theirs.push_back(cost_of(ranks[j], f.finding));
+  return f.cost_ms_per_step >= opt.distinguish_ratio * median(theirs) && f.cost_ms_per_step >= opt.distinguish_min * step;
+}
+
 }  // namespace
 
-std::vector<RankFinding> imbalance_findings(const std::vector<RankEvidence>& ranks, size_t clean, const RootCauseOptions& opt) {
-  std::vector<RankFinding> out;
+void add_imbalance_findings(std::vector<RankEvidence>& ranks, size_t clean, const RootCauseOptions& opt) {
   const double step = job_step_ms(ranks, clean);
-  if (step <= 0) return out;
+  if (step <= 0) return;
   std::vector<double> compute(ranks.size()), wait(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i)
     compute[i] = steady_median(ranks[i].compute_ms, clean, 1), wait[i] = steady_median(ranks[i].wait_by_iteration, clean, 1e-6);
+  std::vector<std::pair<size_t, RankFinding>> rows;
   for (const auto& [role, idx] : by_role(ranks)) {
     if (idx.size() < 2) continue;
     for (size_t i : idx) {
@@ -57,13 +66,26 @@ std::vector<RankFinding> imbalance_findings(const std::vector<RankEvidence>& ran
         if (j != i) pc.push_back(compute[j]), pw.push_back(wait[j]);
       const double extra = compute[i] - median(pc), less_wait = median(pw) - wait[i];
       if (extra < opt.imbalance_excess * step || less_wait < opt.imbalance_wait * extra) continue;
-      out.push_back({ranks[i].rank, Finding::CommImbalance, extra / (opt.imbalance_excess * step), extra,
-                     fmt::format("compute {:.2f} ms per step against {:.2f} ms on the peers of its role, which wait "
-                                 "{:.2f} ms per step in collectives against its {:.2f} ms: they idle at the barrier for it",
-                                 compute[i], median(pc), median(pw), wait[i])});
+      const std::string why = fmt::format(
+          "compute {:.2f} ms per step against {:.2f} ms on the peers of its role, which wait {:.2f} ms per step in "
+          "collectives against its {:.2f} ms: they idle at the barrier for it",
+          compute[i], median(pc), median(pw), wait[i]);
+      // A finding of its own that costs it most of the extra compute (tiny kernels) is the cause:
+      // the imbalance is its consequence, told there rather than as a second finding.
+      RankFinding* cause = nullptr;
+      for (auto& f : ranks[i].findings)
+        if (f.cost_ms_per_step >= opt.imbalance_explained * extra && distinguishing(ranks, idx, i, f, step, opt) &&
+            (!cause || f.cost_ms_per_step > cause->cost_ms_per_step))
+          cause = &f;
+      if (cause) cause->evidence += "; so its peers wait: " + why;
+      else rows.push_back({i, {ranks[i].rank, Finding::CommImbalance, extra / (opt.imbalance_excess * step), extra, why}});
     }
   }
-  return out;
+  for (auto& [i, f] : rows) {
+    auto& mine = ranks[i].findings;
+    mine.push_back(std::move(f));
+    std::stable_sort(mine.begin(), mine.end(), [](auto& a, auto& b) { return a.finding < b.finding; });
+  }
 }
 
 void tie_findings(Verdict& v, const std::vector<RankEvidence>& ranks, const RootCauseOptions& opt) {
@@ -73,14 +95,9 @@ void tie_findings(Verdict& v, const std::vector<RankEvidence>& ranks, const Root
     auto me = std::find_if(ranks.begin(), ranks.end(), [&](const RankEvidence& r) { return r.rank == s.rank; });
     if (me == ranks.end()) continue;
     std::vector<const RankFinding*> mine;
-    for (const auto& f : me->findings) {
-      std::vector<double> theirs;
-      for (size_t j : roles.at(me->role))
-        if (ranks[j].rank != s.rank) theirs.push_back(cost_of(ranks[j], f.finding));
-      const double peer = median(theirs);
-      if (f.cost_ms_per_step >= opt.distinguish_ratio * peer && f.cost_ms_per_step >= opt.distinguish_min * step)
-        mine.push_back(&f);
-    }
+    const size_t i = size_t(me - ranks.begin());
+    for (const auto& f : me->findings)
+      if (distinguishing(ranks, roles.at(me->role), i, f, step, opt)) mine.push_back(&f);
     std::stable_sort(mine.begin(), mine.end(), [](auto* a, auto* b) { return a->cost_ms_per_step > b->cost_ms_per_step; });
     if (mine.empty()) continue;
     for (const auto* f : mine) s.findings.push_back(f->finding);

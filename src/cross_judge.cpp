@@ -169,11 +169,7 @@ void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred
     if (d.iteration >= 0) clean = std::min(clean, size_t(d.iteration));
   res.verdict = c::decide(evidence, comm_evidence(evidence, inf, res.comms), clean);
   // Root causes: the cross-rank finding joins each rank's own, then the stragglers are tied to them.
-  for (auto& f : c::imbalance_findings(evidence, clean)) {
-    auto& e = *std::find_if(evidence.begin(), evidence.end(), [&](auto& r) { return r.rank == f.rank; });
-    e.findings.push_back(std::move(f));
-    std::sort(e.findings.begin(), e.findings.end(), [](auto& a, auto& b) { return a.finding < b.finding; });
-  }
+  c::add_imbalance_findings(evidence, clean);
   c::tie_findings(res.verdict, evidence);
   for (const auto& e : evidence) res.findings.insert(res.findings.end(), e.findings.begin(), e.findings.end());
   for (const auto& e : evidence) {

@@ -2,7 +2,9 @@
 //  * comm_imbalance: a rank whose compute per step exceeds the median of its role's peers by
 //    >= 3% of the job's median step, while it waits in collectives less than they do by at least
 //    half that excess (it is the one they wait for: asymmetric waits). Medians over the steady
-//    iterations before the first desync. Cost: its extra compute per step.
+//    iterations before the first desync. Cost: its extra compute per step. Where a distinguishing
+//    finding of the rank's own (below) costs >= half that excess (tiny kernels), that finding is
+//    the cause: its evidence tells the imbalance, and no comm_imbalance row is added.
 //  * tie to the verdict: a straggler's distinguishing findings are those whose cost on it is
 //    >= 1.5x its role peers' median cost of the same finding (0 where a peer lacks it) and
 //    >= 0.5% of the median step; the costliest host-side one refines a host_delay cause
@@ -21,14 +23,16 @@ namespace collectives {
 struct RootCauseOptions {
   double imbalance_excess = 0.03;   // extra compute per step, share of the median step
   double imbalance_wait = 0.5;      // waits less than peers by this share of the excess
+  double imbalance_explained = 0.5; // an own finding costing this share of the excess explains it
   double distinguish_ratio = 1.5;   // straggler's cost over its peers' median cost
   double distinguish_min = 0.005;   // ... and at least this share of the median step
   double shared_share = 0.5;        // a job inefficiency: held by more than this share of the ranks
 };
 
-// comm_imbalance rows (rank set) from the ranks' evidence; `clean_iterations` as for decide().
-std::vector<ranks::RankFinding> imbalance_findings(const std::vector<RankEvidence>& ranks, size_t clean_iterations = SIZE_MAX,
-                                                   const RootCauseOptions& opt = {});
+// Adds the comm_imbalance rows to the ranks' findings (kept in finding order), or the imbalance to
+// the evidence of the finding that explains it; `clean_iterations` as for decide().
+void add_imbalance_findings(std::vector<RankEvidence>& ranks, size_t clean_iterations = SIZE_MAX,
+                            const RootCauseOptions& opt = {});
 
 // Fills each straggler's findings, cause_detail and evidence from the ranks' findings
 // (RankEvidence::findings, comm_imbalance included).

@@ -1,0 +1,106 @@
+// Root causes across ranks (collectives/root_causes.hpp) on hand-made evidence: comm_imbalance on
+// the rank that computes more and waits less, not on its peers; a finding of its own that explains
+// the extra compute takes its place; the tie of a straggler to its distinguishing findings; the
+// job's own findings.
+#include <gtest/gtest.h>
+
+#include "collectives/root_causes.hpp"
+
+using namespace collectives;
+using ranks::Finding;
+using ranks::RankFinding;
+
+namespace {
+
+// Four ranks of one role, 10 iterations of 100 ms; `heavy` computes 60 ms instead of 50 and waits
+// 0 ms per step where the others wait 10.
+std::vector<RankEvidence> role(int heavy) {
+  std::vector<RankEvidence> v;
+  for (int r = 0; r < 4; ++r) {
+    RankEvidence e;
+    e.rank = r;
+    e.step_ms.assign(10, 100);
+    e.compute_ms.assign(10, r == heavy ? 60 : 50);
+    e.wait_by_iteration.assign(10, r == heavy ? 0 : 10e6);
+    v.push_back(e);
+  }
+  return v;
+}
+
+std::vector<std::pair<int, Finding>> rows(const std::vector<RankEvidence>& v) {
+  std::vector<std::pair<int, Finding>> out;
+  for (const auto& e : v)
+    for (const auto& f : e.findings) out.push_back({e.rank, f.finding});
+  return out;
+}
+
+}  // namespace
+
+TEST(RootCauses, ImbalanceOnTheRankThatComputesMoreAndWaitsLess) {
+  auto v = role(2);
+  add_imbalance_findings(v);
+  ASSERT_EQ(rows(v), (std::vector<std::pair<int, Finding>>{{2, Finding::CommImbalance}}));
+  EXPECT_NEAR(v[2].findings[0].cost_ms_per_step, 10, 1e-9);
+  EXPECT_NEAR(v[2].findings[0].severity, 10 / (0.03 * 100), 1e-9);
+  auto even = role(-1);  // all alike: nobody
+  add_imbalance_findings(even);
+  EXPECT_TRUE(rows(even).empty());
+  auto waits = role(2);  // computes more but waits as much: not the one they wait for
+  waits[2].wait_by_iteration.assign(10, 10e6);
+  add_imbalance_findings(waits);
+  EXPECT_TRUE(rows(waits).empty());
+}
+
+TEST(RootCauses, AnOwnFindingThatCostsTheExtraComputeIsTheCause) {
+  auto v = role(2);
+  v[2].findings.push_back({2, Finding::SmallKernels, 6, 9.0, "600 kernels under 10 us"});
+  add_imbalance_findings(v);
+  ASSERT_EQ(rows(v), (std::vector<std::pair<int, Finding>>{{2, Finding::SmallKernels}}));
+  EXPECT_NE(v[2].findings[0].evidence.find("600 kernels under 10 us; so its peers wait: compute 60.00 ms"), std::string::npos)
+      << v[2].findings[0].evidence;
+  // Too cheap to explain 10 ms (under half), or shared by the peers: the imbalance stands.
+  auto cheap = role(2);
+  cheap[2].findings.push_back({2, Finding::SmallKernels, 6, 4.0, "tiny"});
+  add_imbalance_findings(cheap);
+  EXPECT_EQ(rows(cheap), (std::vector<std::pair<int, Finding>>{{2, Finding::SmallKernels}, {2, Finding::CommImbalance}}));
+  auto shared = role(2);
+  for (auto& e : shared) e.findings.push_back({e.rank, Finding::SmallKernels, 6, 9.0, "tiny"});
+  add_imbalance_findings(shared);
+  EXPECT_EQ(rows(shared).size(), 5u);
+  ASSERT_EQ(shared[2].findings.size(), 2u);
+  EXPECT_EQ(shared[2].findings[1].finding, Finding::CommImbalance);
+}
+
+TEST(RootCauses, HostDelayStragglerIsRefinedByItsCostliestHostSideFinding) {
+  auto v = role(-1);
+  v[1].findings.push_back({1, Finding::KernelHotspot, 1.2, 30, "flash"});  // all have it: not distinguishing
+  v[1].findings.push_back({1, Finding::GcPause, 2, 8, "5 periodic host stalls"});
+  v[1].findings.push_back({1, Finding::GpuBubbles, 1.5, 3, "gaps"});
+  for (int r : {0, 2, 3}) v[r].findings.push_back({r, Finding::KernelHotspot, 1.2, 30, "flash"});
+  v[3].findings.push_back({3, Finding::GpuBubbles, 1.5, 3, "gaps"});  // peers' median 0: still apart
+  Verdict verdict;
+  Straggler s;
+  s.rank = 1, s.cause = Cause::HostDelay, s.evidence = "late";
+  verdict.stragglers.push_back(s);
+  tie_findings(verdict, v);
+  const Straggler& t = verdict.stragglers[0];
+  EXPECT_EQ(t.findings, (std::vector<Finding>{Finding::GcPause, Finding::GpuBubbles}));
+  EXPECT_EQ(t.cause_detail, Finding::GcPause);
+  EXPECT_EQ(t.evidence, "late; set apart by gc_pause: 5 periodic host stalls (also: gpu_bubbles)");
+}
+
+TEST(RootCauses, FindingsOfMostRanksAreTheJobsOwn) {
+  std::vector<RankFinding> all;
+  for (int r = 0; r < 4; ++r) all.push_back({r, Finding::KernelHotspot, 1.2, 10.0 + r, "hot " + std::to_string(r)});
+  all.push_back({2, Finding::GcPause, 2, 50, "gc"});
+  const auto s = summarize_findings(all, 4);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].finding, Finding::GcPause);  // costliest first
+  EXPECT_FALSE(s[0].shared);
+  EXPECT_EQ(s[1].finding, Finding::KernelHotspot);
+  EXPECT_TRUE(s[1].shared);
+  EXPECT_EQ(s[1].ranks, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_NEAR(s[1].cost_ms_per_step, 13, 1e-9);
+  EXPECT_NEAR(s[1].median_cost_ms_per_step, 11.5, 1e-9);
+  EXPECT_EQ(s[1].evidence, "hot 3");
+}
