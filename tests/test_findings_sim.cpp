@@ -23,17 +23,30 @@ const std::string kRun = "--layout 2x2x4 --hosts 2 --iterations 16 --conventions
 constexpr int kRank = 5;
 
 struct Plant {
-  std::string name, fault;  // gtest name, --fault spec ("" for healthy)
+  std::string name, fault;  // gtest name, --fault spec with R for the rank ("" for healthy)
   std::string finding;      // expected on the planted ranks ("" for none)
   bool all = false;         // planted on every rank
 };
 
 void PrintTo(const Plant& p, std::ostream* os) { *os << (p.fault.empty() ? "healthy" : p.fault); }
 
+using FindingSet = std::set<std::pair<int, std::string>>;  // (rank, finding)
+
 struct Outcome {
-  std::set<std::pair<int, std::string>> findings;  // (rank, finding)
+  FindingSet findings, truth;  // the tool's; the generator's truth.json "findings"
+  bool markers = false;        // the run has ProfilerStep markers (truth conventions)
   std::string report, summary;
 };
+
+void read_truth(const fs::path& truth, Outcome& o) {
+  simdjson::dom::parser p;
+  simdjson::dom::element t;
+  ASSERT_EQ(p.load(truth.string()).get(t), simdjson::SUCCESS) << truth;
+  for (simdjson::dom::element f : simdjson::dom::array(t["findings"]))
+    for (simdjson::dom::element r : simdjson::dom::array(f["ranks"]))
+      o.truth.insert({int(int64_t(r)), std::string(std::string_view(f["finding"]))});
+  o.markers = bool(t["conventions"]["iteration_markers"]);
+}
 
 Outcome scan(const std::string& fault, int conventions_seed) {
   static int n = 0;
@@ -45,6 +58,7 @@ Outcome scan(const std::string& fault, int conventions_seed) {
   auto out = testsh::sh(sim, &st);
   EXPECT_EQ(st, 0) << sim << "\n" << out;
   Outcome o;
+  read_truth(dir / "run" / "truth.json", o);
   o.report = testsh::sh(kScan + " " + (dir / "run").string() + " -o " + (dir / "out.h5").string() + " --summary " +
                             (dir / "out.json").string(), &st);
   EXPECT_EQ(st, 0) << o.report;
@@ -52,7 +66,7 @@ Outcome scan(const std::string& fault, int conventions_seed) {
   const auto ranks = h5read::numbers<int64_t>(h5, "/findings/rank");
   const auto names = h5read::strings(h5, "/findings/finding");
   for (size_t i = 0; i < ranks.size(); ++i) o.findings.insert({int(ranks[i]), names.at(i)});
-  o.summary = (dir / "out.json").string() + ".kept";
+  o.summary = dir.string() + "-summary.json";  // outside dir, which goes below
   fs::copy_file(dir / "out.json", o.summary, fs::copy_options::overwrite_existing);
   fs::remove_all(dir);
   return o;
@@ -64,31 +78,41 @@ class PlantedFinding : public ::testing::TestWithParam<Plant> {};
 
 TEST_P(PlantedFinding, ExactlyThatFindingOnThoseRanks) {
   const Plant& p = GetParam();
-  // Two convention seeds per pattern: what nsys does not promise varies between them.
-  for (int seed : {11, 12}) {
-    const Outcome o = scan(p.fault, seed);
-    std::set<std::pair<int, std::string>> want;
+  // Three convention seeds per pattern: what nsys does not promise varies between them (seed 1:
+  // schema 3.0, no step markers, CUDA graphs on some ranks; 2: schema 3.25, per-host files, no
+  // markers; 11: schema 3.0 with markers). Checked below: markers present and absent both occur.
+  // The planted rank changes with the seed too (first stage, last stage, a middle one).
+  std::set<bool> markers;
+  for (auto [seed, rank] : {std::pair{1, kRank}, std::pair{2, 10}, std::pair{11, 0}}) {
+    std::string fault = p.fault;
+    if (const size_t at = fault.find(":R:"); at != std::string::npos) fault.replace(at, 3, ":" + std::to_string(rank) + ":");
+    if (fault.size() > 2 && fault.ends_with(":R")) fault.replace(fault.size() - 1, 1, std::to_string(rank));
+    const Outcome o = scan(fault, seed);
+    FindingSet want;
     if (!p.finding.empty())
       for (int r = 0; r < 16; ++r)
-        if (p.all || r == kRank) want.insert({r, p.finding});
-    EXPECT_EQ(o.findings, want) << p.fault << " seed " << seed << "\n" << o.report;
+        if (p.all || r == rank) want.insert({r, p.finding});
+    EXPECT_EQ(o.truth, want) << "the generator's truth for " << fault;
+    EXPECT_EQ(o.findings, o.truth) << fault << " seed " << seed << "\n" << o.report;
+    markers.insert(o.markers);
     fs::remove(o.summary);
   }
+  EXPECT_EQ(markers.size(), 2u) << "the seeds no longer cover runs with and without step markers";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Sim, PlantedFinding,
     ::testing::Values(Plant{"healthy", "", ""},
-                      Plant{"gpu_bubbles", "host_delay:5:4:8", "gpu_bubbles"},
-                      Plant{"cpu_bottleneck", "slow_host:5:150", "cpu_bottleneck"},
-                      Plant{"nccl_serialization", "nccl_compute:5", "nccl_serialization"},
-                      Plant{"excessive_h2d", "h2d:5:64", "excessive_h2d"},
-                      Plant{"small_kernels", "small_kernels:5:150", "small_kernels"},
-                      Plant{"kernel_hotspot", "hotspot:5:0.6", "kernel_hotspot"},
-                      Plant{"gc_pause", "gc_pause:5:3:40", "gc_pause"},
-                      Plant{"comm_imbalance", "extra_work:5:4:1.3", "comm_imbalance"},
-                      Plant{"module_loading", "compile:5:300", "module_loading"},
-                      Plant{"excessive_sync", "sync:5:0.5", "excessive_sync"},
+                      Plant{"gpu_bubbles", "host_delay:R:4:8", "gpu_bubbles"},
+                      Plant{"cpu_bottleneck", "slow_host:R:400", "cpu_bottleneck"},
+                      Plant{"nccl_serialization", "nccl_compute:R", "nccl_serialization"},
+                      Plant{"excessive_h2d", "h2d:R:64", "excessive_h2d"},
+                      Plant{"small_kernels", "small_kernels:R:150", "small_kernels"},
+                      Plant{"kernel_hotspot", "hotspot:R:0.6", "kernel_hotspot"},
+                      Plant{"gc_pause", "gc_pause:R:3:40", "gc_pause"},
+                      Plant{"comm_imbalance", "extra_work:R:4:1.3", "comm_imbalance"},
+                      Plant{"module_loading", "compile:R:300", "module_loading"},
+                      Plant{"excessive_sync", "sync:R:0.5", "excessive_sync"},
                       Plant{"all_nccl_serialization", "nccl_compute:all", "nccl_serialization", true},
                       Plant{"all_kernel_hotspot", "hotspot:all:0.6", "kernel_hotspot", true}),
     [](const auto& info) { return info.param.name; });
