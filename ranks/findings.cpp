@@ -32,7 +32,6 @@ struct Facts {
   int64_t lo = 0, hi = 0;       // scope
   double scope_ns = 0, steps = 1, step_ns = 0, median_step_ns = 0;
   bool marked_steps = false;    // steps come from step markers
-  bool steps_known = false;     // from markers or the collective period
   std::vector<int64_t> iteration_starts, sync_ends;
   int64_t sync_count = 0;
   double sync_ns = 0;
@@ -81,7 +80,6 @@ Facts scope_facts(const RankTimeline& tl, const RankMetrics& m, const FindingOpt
   f.step_ns = f.scope_ns / f.steps;
   f.median_step_ns = steps.empty() ? f.step_ns : common::median(steps);
   f.marked_steps = m.iteration_source == IterationSource::NvtxMarker && m.steady;
-  f.steps_known = m.iteration_source != IterationSource::None && m.steady && !steps.empty();
   if (m.iterations.size() >= 2) f.first_step_ns = double(m.iterations[1].start - first_start(tl, m));
   const auto& a = tl.api;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -245,18 +243,18 @@ void sync_and_bubbles(const Facts& f, const KernelFacts& kf, const FindingOption
   const double per_step = double(f.sync_count) / f.steps;
   const double nccl_per_sync = f.sync_count ? double(kf.nccl_count) / double(f.sync_count) : 1e300;
   const double blocked = f.scope_ns > 0 ? f.sync_ns / f.scope_ns : 0;
-  // Steps known (markers or the collective period): syncs per step; else syncs per collective.
-  const bool frequent = f.steps_known ? per_step >= o.sync_per_step
-                                      : kf.nccl_count > 0 && nccl_per_sync <= o.sync_nccl_per_sync;
-  const bool material = f.after_sync_idle_ns >= o.sync_idle_share * f.scope_ns;
-  const bool sync = blocked >= o.sync_blocked_share && frequent && material && f.sync_count >= 2;
+  // Marked steps: syncs per step. A collective-period unit may be a few layers, or several steps
+  // (a periodic stall every 3 steps makes 3 the unit), so without markers: syncs per collective.
+  const bool frequent = f.marked_steps ? per_step >= o.sync_per_step
+                                       : kf.nccl_count > 0 && nccl_per_sync <= o.sync_nccl_per_sync;
+  const bool sync = blocked >= o.sync_blocked_share && frequent && f.sync_count >= 2;
   if (sync) {
     const double sev = blocked / o.sync_blocked_share;
     out.add(Finding::ExcessiveSync, sev, f.after_sync_idle_ns,
             fmt::format("{:.1f} synchronize calls {} ({}), the host blocked in them {:.1f}% of the time; GPU idle after "
                         "them {:.2f} ms {}",
                         per_step, out.per_step(),
-                        f.steps_known ? "more than the one per step a training loop needs"
+                        f.marked_steps ? "more than the one per step a training loop needs"
                                        : fmt::format("one every {:.1f} NCCL kernels", nccl_per_sync),
                         100 * blocked, ms(f.after_sync_idle_ns) / f.steps, out.per_step()));
   }

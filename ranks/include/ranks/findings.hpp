@@ -20,10 +20,11 @@
 //                     those after a sync) summing to >= 2% of the scope. Cost: their time per step.
 //                     Evidence: count, longest, and causes.
 //  excessive_sync     the host is blocked in synchronize calls (and blocking copies) >= 10% of the
-//                     scope, synchronizes more than once per step (>= 2 per step or repeating unit;
-//                     where neither is known, a sync for every <= 4 NCCL kernels), and the GPU idles
-//                     after the syncs >= 1% of the scope (each sync drains the GPU queue: that idle
-//                     is what it costs). Cost: GPU idle in gaps after a sync, per step.
+//                     scope and synchronizes more than once per step: >= 2 per marked step; without
+//                     step markers, a sync for every <= 3 NCCL kernels (a distributed training step
+//                     issues >= 4 collectives: DDP buckets, 2 per layer and pass under TP, 2-3 per
+//                     layer under FSDP; a collective-period unit may be a few layers, or several
+//                     steps). Cost: GPU idle in gaps after a sync, per step.
 //  cpu_bottleneck     the GPU is busy < 80% of the scope and >= 50% of its compute kernels start
 //                     within 30 us of their launch call's end (launches arrive just in time).
 //                     Cost: GPU idle per step.
@@ -72,7 +73,7 @@ struct FindingOptions {
   double bubble_share = 0.02;
   int gc_min_pauses = 4;
   double gc_period_tolerance = 0.2, gc_regular_share = 0.75, gc_max_at_start = 1.0 / 3, gc_length_spread = 3;
-  double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 4, sync_idle_share = 0.01;
+  double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 3;
   double busy_max = 0.8, jit_slack_ns = 30'000, jit_share = 0.5;
   double nccl_stream_compute_share = 0.05, nccl_serial_share = 0.01;
   double h2d_share = 0.05;
