@@ -8,6 +8,7 @@
 
 #include "common/stats.hpp"
 #include "common/text.hpp"
+#include "ranks/intervals.hpp"
 
 namespace ranks {
 namespace {
@@ -30,10 +31,12 @@ double ms(double ns) { return ns / 1e6; }
 // What the findings share: the scope, its steps, the syncs and the GPU gaps.
 struct Facts {
   int64_t lo = 0, hi = 0;       // scope
-  double scope_ns = 0, steps = 1, step_ns = 0, median_step_ns = 0;
+  double scope_ns = 0, steps = 1, median_step_ns = 0;
   bool marked_steps = false;    // steps come from step markers
+  bool first = false;           // a warm-up iteration [first_lo, first_hi) before steady ones
+  int64_t first_lo = 0, first_hi = 0;
   std::vector<int64_t> iteration_starts, sync_ends;
-  int64_t sync_count = 0;
+  int64_t sync_count = 0;       // in scope (the metrics' count)
   double sync_ns = 0;
   std::vector<Gap> long_gaps;   // in scope, >= long_gap_ns
   double after_sync_idle_ns = 0, idle_ns = 0;
@@ -55,40 +58,29 @@ struct KernelFacts {
   double small_ns = 0, small_launch_ns = 0, small_idle_ns = 0;
 };
 
-// Where the first (warm-up) iteration starts. A marked one at its marker; a collective-period unit
-// starts at its first collective, but the warm-up work before that collective (a DP-only step's
-// whole forward and backward) belongs to it: from the first GPU activity.
-int64_t first_start(const RankTimeline& tl, const RankMetrics& m) {
-  int64_t s = m.iterations.front().start;
-  if (m.iteration_source != IterationSource::CollectivePeriod) return s;
-  if (tl.kernels.size()) s = std::min(s, tl.kernels.start.front());
-  if (tl.copies.size()) s = std::min(s, tl.copies.start.front());
-  return s;
-}
-
-Facts scope_facts(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o) {
+Facts scope_facts(const RankTimeline& tl, const RankMetrics& m) {
   Facts f;
   f.lo = m.scope_start, f.hi = m.scope_end;
   f.scope_ns = double(std::max<int64_t>(0, f.hi - f.lo));
-  std::vector<double> steps;
-  for (const auto& it : m.iterations) {
-    f.iteration_starts.push_back(it.start);
-    if (!it.warmup && m.steady) steps.push_back(double(it.step_ns));
-  }
+  for (const auto& it : m.iterations) f.iteration_starts.push_back(it.start);
   std::sort(f.iteration_starts.begin(), f.iteration_starts.end());
-  f.steps = std::max<double>(1, double(steps.size()));
-  f.step_ns = f.scope_ns / f.steps;
-  f.median_step_ns = steps.empty() ? f.step_ns : common::median(steps);
+  // The steady steps (metrics: every iteration but the warm-up, when there are two or more).
+  f.steps = std::max<double>(1, double(m.step_ms.count));
+  f.median_step_ns = m.step_ms.count ? m.step_ms.p50 * 1e6 : f.scope_ns;
   f.marked_steps = m.iteration_source == IterationSource::NvtxMarker && m.steady;
-  if (m.iterations.size() >= 2) f.first_step_ns = double(m.iterations[1].start - first_start(tl, m));
-  const auto& a = tl.api;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.kind[i] != ApiKind::Sync && a.kind[i] != ApiKind::Memcpy) continue;
-    f.sync_ends.push_back(a.end[i]);
-    if (a.start[i] >= f.lo && a.start[i] < f.hi) f.sync_count++, f.sync_ns += double(a.end[i] - a.start[i]);
+  if (m.iterations.size() >= 2) {
+    // A marked warm-up starts at its marker; a collective-period unit at its first collective, but
+    // the warm-up work before that collective (a DP-only step's whole forward and backward) belongs
+    // to it: from the first GPU activity.
+    f.first = true, f.first_lo = m.iterations[0].start, f.first_hi = m.iterations[1].start;
+    if (m.iteration_source == IterationSource::CollectivePeriod) f.first_lo = std::min(f.first_lo, m.gpu_start);
+    f.first_step_ns = double(f.first_hi - f.first_lo);
   }
+  f.sync_count = m.sync_count, f.sync_ns = double(m.sync_ns);
+  const auto& a = tl.api;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a.kind[i] == ApiKind::Sync || a.kind[i] == ApiKind::Memcpy) f.sync_ends.push_back(a.end[i]);
   std::sort(f.sync_ends.begin(), f.sync_ends.end());
-  (void)o;
   return f;
 }
 
@@ -98,15 +90,12 @@ bool any_in(const std::vector<int64_t>& sorted, int64_t a, int64_t b) {
 }
 
 // The GPU gaps: holes in the union of kernels and copies (merged by start), with their causes.
-void gap_pass(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o, Facts& f) {
+void gap_pass(const RankTimeline& tl, const FindingOptions& o, Facts& f) {
   const auto& k = tl.kernels;
-  const auto& c = tl.copies;
   const int64_t tol = int64_t(o.iteration_edge * f.median_step_ns);
-  const bool first = m.iterations.size() >= 2;
-  const int64_t f0 = first ? first_start(tl, m) : 0, f1 = first ? m.iterations[1].start : 0;
   auto hole = [&](int64_t a, int64_t b) {
-    if (first) {
-      const int64_t ov = std::max<int64_t>(0, std::min(b, f1) - std::max(a, f0));
+    if (f.first) {
+      const int64_t ov = std::max<int64_t>(0, std::min(b, f.first_hi) - std::max(a, f.first_lo));
       f.first_idle_ns += double(ov), f.first_max_gap = std::max(f.first_max_gap, ov);
     }
     a = std::max(a, f.lo), b = std::min(b, f.hi);
@@ -126,17 +115,11 @@ void gap_pass(const RankTimeline& tl, const RankMetrics& m, const FindingOptions
     g.at_start = any_in(f.iteration_starts, a - tol, b + tol);
     f.long_gaps.push_back(g);
   };
-  size_t i = 0, j = 0;
-  bool open = false;
-  int64_t hi = 0;
-  while (i < k.size() || j < c.size()) {
-    int64_t s, e;
-    if (j >= c.size() || (i < k.size() && k.start[i] <= c.start[j])) s = k.start[i], e = k.end[i], ++i;
-    else s = c.start[j], e = c.end[j], ++j;
-    if (open && s > hi) hole(hi, s);
-    hi = open ? std::max(hi, e) : e;
-    open = true;
-  }
+  int64_t prev_end = INT64_MIN;
+  activity_union(tl, [&](int64_t s, int64_t e) {
+    if (prev_end != INT64_MIN) hole(prev_end, s);
+    prev_end = e;
+  });
 }
 
 KernelFacts kernel_pass(const RankTimeline& tl, const Facts& f, const FindingOptions& o) {
@@ -176,12 +159,8 @@ KernelFacts kernel_pass(const RankTimeline& tl, const Facts& f, const FindingOpt
 
 // H2D copy time in scope that no kernel overlaps.
 double exposed_h2d_ns(const RankTimeline& tl, const Facts& f) {
-  const auto& k = tl.kernels;
   std::vector<std::pair<int64_t, int64_t>> busy;  // kernel union
-  for (size_t i = 0; i < k.size(); ++i) {
-    if (!busy.empty() && k.start[i] <= busy.back().second) busy.back().second = std::max(busy.back().second, k.end[i]);
-    else busy.push_back({k.start[i], k.end[i]});
-  }
+  union_of(tl.kernels.start, tl.kernels.end, [](size_t) { return true; }, [&](int64_t s, int64_t e) { busy.push_back({s, e}); });
   const auto& c = tl.copies;
   double exposed = 0;
   for (size_t i = 0; i < c.size(); ++i) {
@@ -357,8 +336,8 @@ bool host_side(Finding f) {
 
 std::vector<RankFinding> find_rank_findings(const RankTimeline& tl, const RankMetrics& m, const FindingOptions& o) {
   std::vector<RankFinding> v;
-  Facts f = scope_facts(tl, m, o);
-  gap_pass(tl, m, o, f);
+  Facts f = scope_facts(tl, m);
+  gap_pass(tl, o, f);
   const KernelFacts kf = kernel_pass(tl, f, o);
   Out out{v, f};
   sync_and_bubbles(f, kf, o, out);

@@ -1,0 +1,51 @@
+// Interval unions over start-sorted columns, streamed: no copies of the events (metrics.hpp and
+// findings.hpp both walk the GPU's busy intervals and the holes between them).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "ranks/timeline.hpp"
+
+namespace ranks {
+
+// Emits the union of start-sorted intervals [start, end) of rows passing `keep` as merged intervals.
+template <class Keep, class Emit>
+void union_of(const std::vector<int64_t>& start, const std::vector<int64_t>& end, Keep keep, Emit emit) {
+  bool open = false;
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < start.size(); ++i) {
+    if (!keep(i)) continue;
+    if (open && start[i] <= hi) {
+      hi = std::max(hi, end[i]);
+      continue;
+    }
+    if (open) emit(lo, hi);
+    open = true, lo = start[i], hi = end[i];
+  }
+  if (open) emit(lo, hi);
+}
+
+// Union of all GPU activity: kernels and copies merged by start.
+template <class Emit>
+void activity_union(const RankTimeline& tl, Emit emit) {
+  const auto& k = tl.kernels;
+  const auto& c = tl.copies;
+  size_t i = 0, j = 0;
+  bool open = false;
+  int64_t lo = 0, hi = 0;
+  while (i < k.size() || j < c.size()) {
+    int64_t s, e;
+    if (j >= c.size() || (i < k.size() && k.start[i] <= c.start[j])) s = k.start[i], e = k.end[i], ++i;
+    else s = c.start[j], e = c.end[j], ++j;
+    if (open && s <= hi) {
+      hi = std::max(hi, e);
+      continue;
+    }
+    if (open) emit(lo, hi);
+    open = true, lo = s, hi = e;
+  }
+  if (open) emit(lo, hi);
+}
+
+}  // namespace ranks
