@@ -58,17 +58,18 @@ Fault parse_fault(const std::string& spec) {
     if (used != p[i].size() || !(v > 0)) throw bad();
     return v;
   };
-  // Root-cause patterns: KIND:RANK[:ARGS], RANK a rank or `all` (every rank, stored as -1).
-  static const std::pair<const char*, FaultKind> kPatterns[] = {
-      {"gc_pause", FaultKind::GcPause}, {"sync", FaultKind::Sync}, {"nccl_compute", FaultKind::NcclCompute},
-      {"h2d", FaultKind::H2D}, {"small_kernels", FaultKind::SmallKernels}, {"compile", FaultKind::Compile},
-      {"hotspot", FaultKind::Hotspot}, {"slow_host", FaultKind::SlowHost}};
+  // Root-cause patterns: KIND:RANK[:ARGS], RANK a rank or `all` (every rank, stored as -1); KIND
+  // is the pattern's fault_kind_name.
+  auto pattern = [](const std::string& k) {
+    for (int i = int(FaultKind::GcPause); i <= int(FaultKind::SlowHost); ++i)
+      if (k == fault_kind_name(FaultKind(i))) return FaultKind(i);
+    return FaultKind::SlowGpu;  // not a pattern
+  };
   Fault f;
   try {
     const std::string& k = p.at(0);
-    const auto pattern = std::find_if(std::begin(kPatterns), std::end(kPatterns), [&](auto& e) { return k == e.first; });
-    if (pattern != std::end(kPatterns)) {
-      f.kind = pattern->second;
+    if (is_pattern(pattern(k))) {
+      f.kind = pattern(k);
       const size_t args = f.kind == FaultKind::NcclCompute ? 2 : f.kind == FaultKind::GcPause ? 4 : 3;
       if (p.size() != args) throw bad();
       f.rank = p.at(1) == "all" ? -1 : num_i(1);
