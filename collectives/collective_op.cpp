@@ -222,7 +222,7 @@ std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vec
     if (period > 0 && n >= period && compatible(type[n - period], want)) best = n - period;
     else best = best_context(stream, [&](size_t j) { return compatible(type[j], want); });
     // Nothing tells which communicator it was: keep its issue slot, report nothing.
-    const int32_t s = best == SIZE_MAX ? INT32_MIN : stream[best];
+    const int32_t s = best == SIZE_MAX ? ranks::kNoStream : stream[best];
     stream.push_back(s), type.push_back(want);
     if (best == SIZE_MAX) continue;
     out.push_back({s, count[s]++, at});

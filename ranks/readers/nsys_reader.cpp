@@ -28,6 +28,11 @@ constexpr const char* kFormat = "nsys-sqlite";
 
 constexpr int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
 constexpr int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
+// A stream id as the timeline holds it (int32, never kNoStream): out-of-range ids of a damaged
+// file saturate (they then share a stream; they can never pose as "no stream").
+constexpr int32_t stream_id(int64_t raw) {
+  return int32_t(std::clamp<int64_t>(raw, int64_t(kNoStream) + 1, INT32_MAX));
+}
 
 // Strings from someone else's machine: keep printable ASCII, bounded length.
 std::string sanitize(std::string_view s, size_t max_len) { return common::ascii_only(s, max_len); }
@@ -45,18 +50,18 @@ struct Proc {
   std::vector<int64_t> corr;  // kernel correlation ids, parallel to kernels
   int64_t reversed = 0;       // kernel rows that end before they start
   std::vector<std::pair<int64_t, int64_t>> device_counts;  // (device, kernels): a handful at most
-  int64_t last_device = INT64_MIN;
+  // The slot of the last row's device. No sentinel device value: every int64 is a possible
+  // deviceId in a damaged file (INT64_MIN once read an empty vector: repro N1).
   size_t last_device_slot = 0;
   void count_device(int64_t d) {
-    if (d != last_device) {
-      last_device = d;
+    if (device_counts.empty() || device_counts[last_device_slot].first != d) {
       auto it = std::find_if(device_counts.begin(), device_counts.end(), [&](auto& x) { return x.first == d; });
       if (it == device_counts.end()) it = device_counts.insert(device_counts.end(), {d, 0});
       last_device_slot = size_t(it - device_counts.begin());
     }
     ++device_counts[last_device_slot].second;
   }
-  int64_t corr_min = INT64_MAX, corr_max = INT64_MIN;
+  int64_t corr_min = INT64_MAX, corr_max = INT64_MIN;  // over ids > 0 only: empty when min > max
 
   void reserve(size_t n) {
     auto& k = tl.kernels;
@@ -233,7 +238,7 @@ class Reader {
       if (end < start) end = start, ++p->reversed;  // clock glitch: never a negative duration
       k.start.push_back(start);
       k.end.push_back(end);
-      k.stream.push_back(int32_t(s.i64(2)));
+      k.stream.push_back(stream_id(s.i64(2)));
       k.name.push_back(p->name(sids, s.i64(3)));
       const int64_t c = s.i64(4);  // CUPTI ids start at 1: NULL reads as 0, "none"
       p->corr.push_back(c);
@@ -314,7 +319,7 @@ class Reader {
   // Runtime rows that matter, as read by the loader thread: launches compactly (they number as
   // many as kernels), the few syncs and synchronous copies with their names.
   struct RuntimeRows {
-    std::vector<int64_t> start, corr, gtid;  // launches; corr INT64_MIN when NULL
+    std::vector<int64_t> start, corr, gtid;  // launches; corr 0 when NULL (CUPTI ids start at 1)
     std::vector<uint32_t> dur;               // launch call durations (a launch takes microseconds)
     std::vector<int64_t> sid;                // launch call names (StringIds)
     std::vector<int64_t> other_start, other_end, other_gtid;
@@ -352,8 +357,7 @@ class Reader {
         out.start.push_back(start);
         out.dur.push_back(uint32_t(std::min<int64_t>(end - start, UINT32_MAX)));
         out.gtid.push_back(s.i64(2));
-        const int64_t c = s.i64(3);  // NULL reads as 0: only then ask (a call per row costs)
-        out.corr.push_back(c == 0 && s.null(3) ? INT64_MIN : c);
+        out.corr.push_back(s.i64(3));  // NULL reads as 0
         out.sid.push_back(sid);
       } else {
         out.other_start.push_back(start);
@@ -391,7 +395,7 @@ class Reader {
       const size_t pi = size_t(p - procs_.data());
       const int64_t start = rt.start[row], c = rt.corr[row];
       ++p->tl.launches_total;
-      if (c == INT64_MIN) continue;
+      if (c <= 0) continue;  // no correlation (NULL, or an id CUPTI never issues): nothing to link
       int32_t k = -1;
       if (!kernel_at[pi].empty()) {
         if (c >= p->corr_min && c <= p->corr_max) k = kernel_at[pi][size_t(c - p->corr_min)];
@@ -465,7 +469,7 @@ class Reader {
       int64_t kind = s.i64(3);
       c.kind.push_back(kind == 1 || kind == 2 || kind == 8 || kind == 10 || kind == 100 ? CopyKind(kind)
                                                                                        : CopyKind::Other);
-      c.stream.push_back(int32_t(s.i64(4)));
+      c.stream.push_back(stream_id(s.i64(4)));
     }
   }
 
@@ -501,7 +505,11 @@ class Reader {
       tl.utc_epoch_ns = utc_epoch_;
       auto dev = std::max_element(p.device_counts.begin(), p.device_counts.end(),
                                   [](auto& a, auto& b) { return a.second < b.second || (a.second == b.second && a.first > b.first); });
-      tl.device = int(dev->first);
+      // Device ids outside int are no CUDA ordinal: unknown (-1), said once.
+      tl.device = dev->first >= 0 && dev->first <= INT32_MAX ? int(dev->first) : -1;
+      if (tl.device < 0)
+        tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran its kernels on device id " +
+                              std::to_string(dev->first) + ", which is no CUDA device ordinal: device unknown");
       if (p.device_counts.size() > 1)
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran kernels on " +
                               std::to_string(p.device_counts.size()) + " devices; using device " +

@@ -55,14 +55,19 @@ class IdMap {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;
   uint32_t find(int64_t key) const {
+    if (key == kEmpty) return min_key_val_;
     if (slots_.empty()) return kAbsent;
     for (size_t i = home(key);; i = (i + 1) & mask_) {
       if (slots_[i].key == key) return slots_[i].val;
       if (slots_[i].key == kEmpty) return kAbsent;
     }
   }
-  // The value of `key` (not INT64_MIN), inserted as kAbsent when new.
+  // The value of `key` (any int64), inserted as kAbsent when new.
   uint32_t& at(int64_t key) {
+    if (key == kEmpty) {  // the empty-slot marker is a possible key too: kept beside the table
+      if (!has_min_key_) has_min_key_ = true, ++used_;
+      return min_key_val_;
+    }
     if (2 * (used_ + 1) > slots_.size()) grow();
     size_t i = home(key);
     for (; slots_[i].key != kEmpty; i = (i + 1) & mask_)
@@ -94,6 +99,8 @@ class IdMap {
       }
   }
   std::vector<Slot> slots_;
+  uint32_t min_key_val_ = kAbsent;  // the value of key INT64_MIN (kEmpty)
+  bool has_min_key_ = false;
   size_t used_ = 0, mask_ = 0;
   int shift_ = 64;
 };

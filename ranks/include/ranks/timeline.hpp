@@ -44,6 +44,9 @@ class StringTable {
 inline constexpr uint32_t kNoName = UINT32_MAX;
 inline constexpr uint32_t kUnnamedDomain = UINT32_MAX - 1;  // NvtxColumns::domain
 inline constexpr int64_t kNoTime = INT64_MIN;
+// Never the stream of a row: readers saturate stream ids into (kNoStream, INT32_MAX], so the
+// analyses may use it for "no stream known" (a sentinel no input value can equal).
+inline constexpr int32_t kNoStream = INT32_MIN;
 
 // The time contract, kept by the readers (rows that break it are dropped with one counted
 // warning; a file with nothing left is rejected) so that analyses need no overflow checks on
@@ -58,7 +61,7 @@ constexpr bool in_time_range(int64_t t) { return t >= -kTimeLimit && t <= kTimeL
 // GPU kernels, sorted by start.
 struct KernelColumns {
   std::vector<int64_t> start, end;
-  std::vector<int32_t> stream;
+  std::vector<int32_t> stream;       // never kNoStream
   std::vector<uint32_t> name;        // StringTable id of the short name
   std::vector<int64_t> launch;       // start of the CUDA API call that launched it, or kNoTime
   std::vector<uint32_t> launch_tid;  // thread of that call (0 when unknown)
