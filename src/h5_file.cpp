@@ -7,7 +7,28 @@
 
 namespace straggler::h5 {
 
-std::string clip_string(const std::string& value, size_t max_bytes) { return common::clip(value, max_bytes); }
+std::string clip_string(const std::string& value, size_t max_bytes) {
+  std::string text = common::printable_ascii(value);
+  if (text.size() <= max_bytes || max_bytes <= 3) return common::clip(text, max_bytes);
+  // Cut before an escape (\xNN, \uNNNN, \UNNNNNNNN: at most 10 bytes) that the cut would split.
+  size_t cut = max_bytes - 3;
+  const size_t from = cut >= 9 ? cut - 9 : 0;
+  if (const size_t b = text.rfind('\\', cut - 1); b != std::string::npos && b >= from) {
+    const char kind = b + 1 < text.size() ? text[b + 1] : 0;
+    const size_t len = kind == 'x' ? 4 : kind == 'u' ? 6 : kind == 'U' ? 10 : 2;
+    if (b + len > cut) cut = b;
+  }
+  return text.substr(0, cut) + "...";
+}
+
+namespace {
+// The string type of every text value we write: ASCII, as clip_string makes it.
+hid_t string_type(size_t len) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, std::max<size_t>(1, len));
+  return t;
+}
+}  // namespace
 
 File::File(Transport& t, const std::string& path) : t_(t) {
   hid_t fapl = check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
@@ -64,8 +85,7 @@ hid_t File::create(const std::string& path, hid_t type, const std::vector<uint64
 
 void File::describe(hid_t obj, const char* units, const char* description) {
   auto put = [&](const char* name, const char* text) {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, std::max<size_t>(1, std::strlen(text)));
+    hid_t t = string_type(std::strlen(text));
     hid_t s = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
     herr_t st = a >= 0 ? H5Awrite(a, t, text) : -1;
@@ -162,8 +182,7 @@ void File::strings(const std::string& path, uint64_t n, const std::vector<uint64
   uint64_t len = 1;
   for (const auto& v : clipped) len = std::max<uint64_t>(len, v.size());
   len = t_.reduce(len, Transport::Op::Max);
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, len);
+  hid_t t = string_type(len);
   H5Tset_strpad(t, H5T_STR_NULLPAD);
   std::vector<char> buf(clipped.size() * len, '\0');
   for (size_t i = 0; i < clipped.size(); ++i) std::memcpy(buf.data() + i * len, clipped[i].data(), clipped[i].size());
@@ -176,14 +195,14 @@ void File::strings(const std::string& path, uint64_t n, const std::vector<uint64
   H5Tclose(t);
 }
 
-void File::attr(const std::string& object, const char* name, const std::string& value) {
+void File::attr(const std::string& object, const char* name, const std::string& raw) {
+  const std::string value = clip_string(raw);
   if (measuring_) {
     bytes_ += value.size() + kObjectBytes;
     return;
   }
   hid_t obj = check(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open object");
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, std::max<size_t>(1, value.size()));
+  hid_t t = string_type(value.size());
   hid_t s = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
   herr_t st = a >= 0 ? H5Awrite(a, t, value.empty() ? "" : value.data()) : -1;
@@ -233,8 +252,7 @@ void File::attr(const std::string& object, const char* name, const std::vector<s
   std::vector<char> buf(std::max<size_t>(1, values.size()) * len, '\0');
   for (size_t i = 0; i < values.size(); ++i) std::memcpy(buf.data() + i * len, values[i].data(), values[i].size());
   hid_t obj = check(H5Oopen(file_, object.c_str(), H5P_DEFAULT), "open object");
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, len);
+  hid_t t = string_type(len);
   hsize_t n = values.size();
   hid_t s = H5Screate_simple(1, &n, nullptr);
   hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);

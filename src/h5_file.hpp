@@ -33,14 +33,17 @@ hid_t type_of() {
   else static_assert(sizeof(T) == 0, "unsupported HDF5 column type");
 }
 
-// Every string value written to HDF5 (datasets and string-array attributes) is at most this many
-// bytes: fixed-length string datasets are as wide as their longest value, so one huge name from an
-// untrusted profile would otherwise multiply into every row. Longer values are cut on a UTF-8
-// character boundary and end with "..." (the cut is visible); see docs/hdf5-layout.md.
+// Every string value written to HDF5 (datasets and attributes) passes through
+// common::printable_ascii (profile strings are untrusted: control bytes, NUL, invalid UTF-8 and
+// bidi overrides come out escaped as in the report, other non-ASCII as \uNNNN, so the declared
+// ASCII character set is true; repro N10) and is then at most this many bytes: fixed-length
+// string datasets are as wide as their longest value, so one huge name from an untrusted profile
+// would otherwise multiply into every row. Longer values end with "..." (the cut is visible).
+// See docs/hdf5-layout.md.
 inline constexpr size_t kMaxStringBytes = 1024;
 
-// `value` if it fits in kMaxStringBytes, else its longest prefix that ends on a UTF-8 character
-// boundary and leaves room for "...", followed by "..." (the result is at most kMaxStringBytes).
+// printable_ascii(value) if it fits in kMaxStringBytes, else its longest prefix that leaves room
+// for "...", followed by "..." (at most kMaxStringBytes).
 std::string clip_string(const std::string& value, size_t max_bytes = kMaxStringBytes);
 
 class File {

@@ -477,20 +477,26 @@ TEST(Hdf5Writer, SplitEqualsOneProcessBlocks) {
 
 // Untrusted input (a 2 MB kernel name) must not widen every row of a string dataset: values are
 // clipped to h5::kMaxStringBytes on a UTF-8 boundary with a visible "...", the same whatever the split.
-TEST(Hdf5File, ClipStringCutsOnUtf8BoundaryWithMark) {
+TEST(Hdf5File, ClipStringEscapesAndCutsBeforeAnEscapeWithMark) {
   EXPECT_EQ(h5::clip_string(std::string(1024, 'a')), std::string(1024, 'a'));  // fits: unchanged
   EXPECT_EQ(h5::clip_string(std::string(1025, 'a')), std::string(1021, 'a') + "...");
-  // "\xc3\xa9" (e-acute) repeated: 1021 is odd, so a plain cut would split a character.
+  // Non-ASCII becomes \uNNNN (the datasets are ASCII); "\xc3\xa9" (e-acute) is 6 bytes escaped,
+  // and 1021 is no multiple of 6: the cut falls before the escape it would split.
+  EXPECT_EQ(h5::clip_string("r\xc3\xa9sum\xc3\xa9"), "r\\u00e9sum\\u00e9");
   std::string e;
   for (int i = 0; i < 600; ++i) e += "\xc3\xa9";
   const std::string c = h5::clip_string(e);
   EXPECT_EQ(c.size(), 1020u + 3);
-  EXPECT_EQ(c.substr(0, 1020), e.substr(0, 1020));
-  EXPECT_EQ(c.substr(1020), "...");
-  // A 4-byte character straddling the cut is dropped whole.
+  EXPECT_EQ(c.substr(0, 12), "\\u00e9\\u00e9");
+  EXPECT_EQ(c.substr(1014), "\\u00e9...");
+  // A character outside the BMP straddling the cut is dropped whole.
   const std::string four = std::string(1019, 'a') + "\xf0\x9f\x98\x80" + "tail";
   EXPECT_EQ(h5::clip_string(four), std::string(1019, 'a') + "...");
+  EXPECT_EQ(h5::clip_string(std::string(10, 'a') + "\xf0\x9f\x98\x80"), std::string(10, 'a') + "\\U0001f600");
   EXPECT_EQ(h5::clip_string("abcdef", 5), "ab...");
+  // N10: control bytes, NUL and a bidi override from a profile come out escaped.
+  EXPECT_EQ(h5::clip_string(std::string("\x1b[2J\x07\nFAKE\r\xe2\x80\xaeX\0tail", 20)),
+            "\\x1b[2J\\x07\\nFAKE\\r\\u202eX\\x00tail");
 }
 
 TEST(Hdf5Writer, HugeStringsAreClipped) {

@@ -1,5 +1,6 @@
 #include "common/text.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace common {
@@ -18,10 +19,37 @@ size_t utf8_length(std::string_view s, size_t i) {
   return n;
 }
 
-std::string printable(std::string_view text) {
+namespace {
+// The code point of the valid n-byte UTF-8 sequence at text[i].
+uint32_t code_point(std::string_view s, size_t i, size_t n) {
+  const auto b = [&](size_t k) { return uint32_t(static_cast<unsigned char>(s[i + k])); };
+  if (n == 1) return b(0);
+  if (n == 2) return (b(0) & 0x1f) << 6 | (b(1) & 0x3f);
+  if (n == 3) return (b(0) & 0x0f) << 12 | (b(1) & 0x3f) << 6 | (b(2) & 0x3f);
+  return (b(0) & 0x07) << 18 | (b(1) & 0x3f) << 12 | (b(2) & 0x3f) << 6 | (b(3) & 0x3f);
+}
+}  // namespace
+
+bool invisible_control(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) ||                             // C1 controls (CSI, NEL, ...)
+         cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||         // zero-width and direction marks
+         cp == 0x2028 || cp == 0x2029 ||                           // line and paragraph separators
+         (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) ||  // bidi embeddings, isolates
+         cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);          // BOM, interlinear annotations
+}
+
+namespace {
+std::string escaped(std::string_view text, bool ascii);
+}  // namespace
+
+std::string printable(std::string_view text) { return escaped(text, false); }
+std::string printable_ascii(std::string_view text) { return escaped(text, true); }
+
+namespace {
+std::string escaped(std::string_view text, bool ascii) {
   std::string out;
   out.reserve(text.size());
-  char hex[8];
+  char hex[16];
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c == '\n') {
@@ -33,14 +61,14 @@ std::string printable(std::string_view text) {
     } else if (c < 0x20 || c == 0x7f) {
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
-    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // C1 control (U+0080..U+009F), e.g. NEL
-      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(text[++i]));
-      out += hex;
     } else if (c >= 0x80) {
       if (const size_t n = utf8_length(text, i); n == 0) {
         std::snprintf(hex, sizeof hex, "\\x%02x", c);
         out += hex;
+      } else if (const uint32_t cp = code_point(text, i, n); invisible_control(cp) || ascii) {
+        // e.g. U+202E would reorder the line
+        std::snprintf(hex, sizeof hex, cp > 0xffff ? "\\U%08x" : "\\u%04x", unsigned(cp));
+        out += hex, i += n - 1;
       } else {
         out.append(text.substr(i, n)), i += n - 1;
       }
@@ -50,6 +78,7 @@ std::string printable(std::string_view text) {
   }
   return out;
 }
+}  // namespace
 
 std::string ascii_only(std::string_view s, size_t max_len) {
   std::string out;
@@ -78,7 +107,13 @@ void append_json_string(std::string& out, std::string_view s) {
       out += "\\ufffd";
       ++i;
     } else if (n > 1) {
-      out.append(s, i, n);
+      if (const uint32_t cp = code_point(s, i, n); invisible_control(cp)) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(cp));  // the same value, escaped
+        out += buf;
+      } else {
+        out.append(s, i, n);
+      }
       i += n;
     } else {
       if (c == '"' || c == '\\') {
