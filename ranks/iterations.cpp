@@ -46,11 +46,7 @@ bool default_iteration_marker(std::string_view s) {
 }
 
 bool IterationMarker::matches(std::string_view name) const {
-  if (!user_) return default_iteration_marker(name);
-  const bool cut = name.size() > kMatchedPrefix;
-  const auto flags = cut ? std::regex_constants::match_not_eol : std::regex_constants::match_default;
-  const std::string_view head = name.substr(0, kMatchedPrefix);
-  return std::regex_search(head.begin(), head.end(), *user_, flags);
+  return user_ ? user_->search(name) : default_iteration_marker(name);
 }
 
 namespace {

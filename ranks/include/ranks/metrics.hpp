@@ -10,39 +10,36 @@
 #pragma once
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/regex.hpp"
 #include "ranks/histogram.hpp"
 #include "ranks/timeline.hpp"
 
 namespace ranks {
 
 // Default iteration markers: PyTorch profiler steps and common hand-written NVTX ranges. This
-// regex is their definition; default_iteration_marker() matches exactly the same names without
-// std::regex (tests/test_repro_analysis.cpp checks the two agree).
+// regex is their definition; default_iteration_marker() matches exactly the same names without a
+// regex engine (tests/test_repro_analysis.cpp checks the two agree).
 inline constexpr const char* kDefaultIterationMarker =
     R"(^(ProfilerStep#\d+|[Ii]teration[ _#:]*\d+|[Ss]tep[ _#:]*\d+|train_step.*|training_step.*)$)";
 bool default_iteration_marker(std::string_view name);
 
-// Which NVTX range names mark iterations. Names come from untrusted profiles and libstdc++'s
-// std::regex recurses once or more per character matched (a 30,000-character name overflowed the
-// stack: repro D2), so no regex ever sees a whole name:
-//  * the default markers are matched by plain string code, on names of any length;
-//  * a user's regex (--iteration-marker) sees only the first kMatchedPrefix characters of a name;
-//    on a longer name `$` does not match at that cut (the name goes on).
+// Which NVTX range names mark iterations. Names come from untrusted profiles, of any length:
+//  * the default markers are matched by plain string code;
+//  * a user's regex (--iteration-marker) runs on RE2 (common/regex.hpp), in time linear in the
+//    name: a backtracking engine ran for hours on one long name (repro N11).
 class IterationMarker {
  public:
-  static constexpr size_t kMatchedPrefix = 256;
   IterationMarker() = default;  // the default markers
-  IterationMarker(std::regex user) : user_(std::move(user)) {}  // implicit: `= std::regex(...)` works
+  IterationMarker(common::Regex user) : user_(std::move(user)) {}  // implicit: `= common::Regex(...)` works
   bool matches(std::string_view name) const;
   bool is_default() const { return !user_.has_value(); }
 
  private:
-  std::optional<std::regex> user_;
+  std::optional<common::Regex> user_;
 };
 
 struct MetricsOptions {
