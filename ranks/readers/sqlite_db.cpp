@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -39,10 +40,37 @@ std::string describe(int rc, sqlite3* db) {
     default: return db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   }
 }
+// The file is opened immutable (no locks, nothing written beside someone else's profile), which
+// also makes SQLite ignore a rollback journal and a write-ahead log: a copy taken while `nsys
+// export` was writing would be read half-way through a transaction (repro N7). So an unfinished
+// write beside the file is refused: a hot journal (non-empty, starting with the journal magic;
+// sqlite.org/fileformat2.html 4.1: a zeroed header is a finished one) or, for a WAL-mode file
+// (header bytes 18-19 = 2), a non-empty -wal holding commits not yet in the file (section 4.3).
+void check_unfinished(const std::string& path, bool wal_mode) {
+  static const unsigned char magic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+  const std::string journal = path + "-journal", wal = path + "-wal";
+  const std::string name = std::filesystem::path(path).filename().string();
+  int fd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0) {
+    unsigned char h[8] = {};
+    const bool hot = ::pread(fd, h, sizeof h, 0) == ssize_t(sizeof h) && std::memcmp(h, magic, sizeof h) == 0;
+    ::close(fd);
+    if (hot)
+      throw ProfileError(path + ": an unfinished write: its rollback journal " + name +
+                         "-journal is beside it (copied while nsys export was writing?); export it again");
+  } else if (errno != ENOENT) {
+    throw ProfileError(path + ": cannot tell whether a write was unfinished: " + name + "-journal is unreadable");
+  }
+  struct stat st {};
+  if (wal_mode && ::stat(wal.c_str(), &st) == 0 && st.st_size > 0)
+    throw ProfileError(path + ": commits not yet in the file: its write-ahead log " + name +
+                       "-wal is beside it; checkpoint it (sqlite3 FILE 'PRAGMA wal_checkpoint') or export again");
+}
+
 // SQLite reads a missing tail as zeros (a torn copy then shows phantom rows, repro D8): compare
 // the size the header records (page size x page count, sqlite.org/fileformat2.html 1.3) with the
 // file's. The count is valid only when the change counter (24) equals version-valid-for (92).
-void check_size(const std::string& path) {
+void check_header(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;  // SQLite will say why
   unsigned char h[100];
@@ -57,6 +85,7 @@ void check_size(const std::string& path) {
   const uint32_t raw_page = uint32_t(h[16]) << 8 | h[17];
   const int64_t page = raw_page == 1 ? 65536 : raw_page;
   const int64_t pages = be32(28);
+  check_unfinished(path, h[18] == 2 && h[19] == 2);
   if (pages == 0 || be32(24) != be32(92) || page < 512 || (page & (page - 1))) return;
   const int64_t want = page * pages;
   if (int64_t(st.st_size) < want)
@@ -73,7 +102,7 @@ Database::Database(const std::string& path) : path_(path) {
   if (ec || !std::filesystem::exists(st)) throw ProfileError(path + ": cannot open (missing file or dangling link)");
   if (!std::filesystem::is_regular_file(st)) throw ProfileError(path + ": not a regular file");
   if (::access(path.c_str(), R_OK) != 0) throw ProfileError(path + ": cannot open (permission denied)");
-  check_size(path);
+  check_header(path);
   int rc = sqlite3_open_v2(file_uri(path).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                            nullptr);
   if (rc != SQLITE_OK) {
