@@ -1,11 +1,15 @@
 #include "options.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
+#include "common/atomic_file.hpp"
+#include "common/regex.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/metrics.hpp"
 #include "version.hpp"
@@ -24,11 +28,11 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "output,o", po::value(&out.output)->default_value(out.output), "HDF5 output file")(
       "summary", po::value(&out.summary), "also write the verdict as JSON (see docs)")(
       "rank-pattern", po::value(&out.rank_pattern),
-      "regex with one capture group taking the rank from a file name (default: rank_N, rankN, rank-N, .N.sqlite)")(
+      "regex (RE2 syntax) with one capture group taking the rank from a file name (default: rank_N, rankN, rank-N, .N.sqlite)")(
       "rank-map", po::value(&out.rank_map), "CSV file,key,rank (key: pid=N, device=N or empty) overriding ranks")(
       "iteration-marker", po::value(&out.iteration_marker),
-      "regex for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, step N); it sees "
-      "the first 256 characters of a name")(
+      "regex (RE2 syntax) for NVTX ranges that mark iterations (default covers ProfilerStep#N, iteration N, "
+      "step N)")(
       "layout", po::value<std::string>(),
       "TPxPPxDP, e.g. 2x4x64 (Megatron order: TP fastest, then DP, then PP): names communicators tp-N/dp-N/pp-N "
       "and compares stragglers with the ranks of their pipeline stage; TP*PP*DP must cover the highest rank found "
@@ -76,10 +80,10 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
   if (out.inputs.empty()) throw common::UsageError("no run directory given (see --help)");
   if (!out.iteration_marker.empty()) {
     try {
-      std::regex re(out.iteration_marker);
-    } catch (const std::regex_error&) {
-      throw common::UsageError("--iteration-marker: invalid regular expression '" + common::printable(out.iteration_marker) +
-                              "'");
+      common::Regex re(out.iteration_marker);
+    } catch (const std::invalid_argument& e) {
+      throw common::UsageError("--iteration-marker: invalid regular expression '" +
+                               common::printable(out.iteration_marker) + "' (" + common::printable(e.what()) + ")");
     }
   }
   for (int i = 0; i < argc; ++i) {
@@ -110,6 +114,10 @@ void check_one(const std::string& path, const char* what, const Options& opt) {
   if (::access(parent.c_str(), W_OK) != 0)
     throw common::UsageError(shown + ": " + what + " directory is not writable");
   if (fs::is_directory(p, ec)) throw common::UsageError(shown + ": " + what + " path is a directory");
+  // Outputs are renamed into place: over a device node, link or FIFO that would replace it.
+  if (const std::string why = common::not_replaceable(path); !why.empty())
+    throw common::UsageError(shown + ": " + what + " path " + why + ", which writing would replace (outputs are "
+                             "renamed into place): name a regular file or a new path");
   for (const auto& in : opt.inputs) {
     fs::path q = fs::weakly_canonical(fs::absolute(in), ec);
     if (ec) continue;
@@ -128,6 +136,21 @@ void check_output_paths(const Options& opt) {
   if (!opt.summary.empty() && fs::weakly_canonical(fs::absolute(opt.summary), ec) ==
                                   fs::weakly_canonical(fs::absolute(opt.output), ec))
     throw common::UsageError(common::printable(opt.summary) + ": summary and HDF5 output are the same file");
+}
+
+void check_outputs_not_inputs(const Options& opt, const std::vector<std::string>& inputs) {
+  // By file identity, not by path: a run folder of symlinks to the exports (repro N5), a hard link
+  // or any other second name reaches the same file.
+  std::map<std::pair<dev_t, ino_t>, const std::string*> read;
+  for (const auto& in : inputs)
+    if (struct stat st {}; ::stat(in.c_str(), &st) == 0) read.emplace(std::make_pair(st.st_dev, st.st_ino), &in);
+  for (const auto& [path, what] : {std::pair(&opt.output, "output"), std::pair(&opt.summary, "summary")}) {
+    struct stat st {};
+    if (path->empty() || ::stat(path->c_str(), &st) != 0) continue;
+    if (auto it = read.find({st.st_dev, st.st_ino}); it != read.end())
+      throw common::UsageError(common::printable(*path) + ": " + what + " would overwrite an input (" +
+                               common::printable(*it->second) + " is the same file)");
+  }
 }
 
 void check_layout(const Options& opt, int world, const std::vector<FailureRow>& failures) {

@@ -35,7 +35,10 @@ bool parse_options(int argc, char** argv, Options& out, bool silent = false);
 void check_layout(const Options& opt, int world, const std::vector<FailureRow>& failures);
 
 // Checks the output paths before any work: parent directory writable, not inside an input
-// directory, not an input file. Throws common::UsageError.
+// directory, not an input file, absent or a regular file. Throws common::UsageError.
 void check_output_paths(const Options& opt);
+// After discovery: neither output is one of the files the run reads (profiles, the rank map),
+// compared by device and inode. Throws common::UsageError.
+void check_outputs_not_inputs(const Options& opt, const std::vector<std::string>& inputs);
 
 }  // namespace straggler

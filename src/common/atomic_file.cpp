@@ -70,13 +70,14 @@ std::string temp_path(const std::string& path, const std::string& host, int64_t 
 }
 
 int remove_stale_temps(const std::string& path) {
-  const std::string prefix = "." + fs::path(path).filename().string() + ".tmp-" + host_name() + "-";
+  const std::string stem = "." + fs::path(path).filename().string(), tail = "-" + host_name() + "-";
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(dir_of(path), ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
+    std::string digits;  // the pid, after a prefix of ours
+    for (const char* kind : {".tmp", ".bak"})  // temporaries, and backups of a commit cut short
+      if (const std::string prefix = stem + kind + tail; name.rfind(prefix, 0) == 0) digits = name.substr(prefix.size());
     if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = pid_t(std::stol(digits));
     if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
@@ -92,15 +93,66 @@ int64_t free_bytes(const std::string& path) {
   return int64_t(s.f_bavail) * int64_t(s.f_frsize);
 }
 
+std::string not_replaceable(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || st.type() == fs::file_type::not_found || st.type() == fs::file_type::regular) return "";
+  return std::string("is ") + file_type_name(st.type());
+}
+
+const char* file_type_name(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::regular: return "a regular file";
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::symlink: return "a symbolic link";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "not a file";
+  }
+}
+
+namespace {
+// ".NAME.bak-HOST-PID" beside `path`: a hard link to the file a commit replaces, until it is done.
+std::string backup_path(const std::string& path) {
+  const fs::path p(path);
+  return (p.parent_path() / ("." + p.filename().string() + ".bak-" + host_name() + "-" + std::to_string(getpid())))
+      .string();
+}
+}  // namespace
+
 RenameFailure rename_all(const std::vector<std::pair<std::string, std::string>>& temp_to_final) {
+  // The targets again, just before: any may have changed since the run started (repro N8: a
+  // directory made in its place). Nothing is renamed unless every one is replaceable.
+  for (size_t i = 0; i < temp_to_final.size(); ++i)
+    if (std::string why = not_replaceable(temp_to_final[i].second); !why.empty()) return {i, why + " now"};
+  // Each file a rename replaces keeps a second name until every rename is done, so that a failed
+  // commit puts back what was there (a filesystem without hard links: no such guarantee).
+  std::vector<std::string> backups(temp_to_final.size());
+  for (size_t i = 0; i < temp_to_final.size(); ++i) {
+    const std::string b = backup_path(temp_to_final[i].second);
+    ::unlink(b.c_str());
+    if (::link(temp_to_final[i].second.c_str(), b.c_str()) == 0) backups[i] = b;
+  }
+  auto drop_backups = [&] {
+    for (const auto& b : backups)
+      if (!b.empty()) ::unlink(b.c_str());
+  };
   for (size_t i = 0; i < temp_to_final.size(); ++i) {
     std::error_code ec;
     fs::rename(temp_to_final[i].first, temp_to_final[i].second, ec);
     if (!ec) continue;
     const std::string reason = ec.message();
-    for (size_t k = 0; k < i; ++k) fs::remove(temp_to_final[k].second, ec);  // taken back
+    for (size_t k = 0; k < i; ++k) {  // taken back: the earlier file where there was one, else nothing
+      const std::string& final = temp_to_final[k].second;
+      if (!backups[k].empty() && ::rename(backups[k].c_str(), final.c_str()) == 0) backups[k].clear();
+      else if (backups[k].empty()) fs::remove(final, ec);
+    }
+    drop_backups();
     return {i, reason};
   }
+  drop_backups();
   return {};
 }
 

@@ -2,10 +2,12 @@
 // temporary name beside its final path, ".NAME.tmp-HOST-PID", and renamed into place when complete.
 // SIGINT, SIGTERM and SIGHUP (what mpirun sends the others when one process dies) remove armed
 // temporaries before the process ends; a temporary left by a SIGKILLed run is removed by the next
-// run writing the same output on that host (its process is gone). src/output_files.hpp agrees on
+// run writing the same output on that host (its process is gone), as are commit backups (below).
+// src/output_files.hpp agrees on
 // them across processes.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,8 +18,8 @@ namespace common {
 std::string host_name();
 // ".NAME.tmp-HOST-PID" beside `path`.
 std::string temp_path(const std::string& path, const std::string& host, int64_t pid);
-// Removes ".NAME.tmp-HOST-PID" files beside `path` whose HOST is this host and whose process no
-// longer exists. Returns how many.
+// Removes ".NAME.tmp-HOST-PID" and ".NAME.bak-HOST-PID" files beside `path` whose HOST is this
+// host and whose process no longer exists. Returns how many.
 int remove_stale_temps(const std::string& path);
 // Bytes available to this user on the file system of `path`'s directory (-1: unknown).
 int64_t free_bytes(const std::string& path);
@@ -26,8 +28,18 @@ int64_t free_bytes(const std::string& path);
 void arm_cleanup(const std::vector<std::string>& paths);
 void disarm_cleanup();
 
-// Renames each (temporary, final) pair in order; on the first failure removes the finals already
-// renamed. Returns "" or the failed pair's index and the system's reason.
+// "" when `path` is absent or a regular file (not followed through a link), else why a commit must
+// not rename a file over it: "is a character device", "is a symbolic link", ... Renaming over
+// /dev/null as root would replace the device node with a file (repro N4).
+std::string not_replaceable(const std::string& path);
+// "a directory", "a FIFO", ... for messages.
+const char* file_type_name(std::filesystem::file_type t);
+
+// Renames each (temporary, final) pair in order, as one transaction: nothing is renamed unless
+// every final is (still) replaceable; a final that existed keeps a hard-linked backup
+// (".NAME.bak-HOST-PID") until all renames are done, and on the first failure the earlier finals
+// get their old files back (or are removed where there was none): a failed commit leaves the
+// user's earlier outputs as they were (repro N8). Returns "" or the failed pair's index and why.
 struct RenameFailure {
   size_t index = 0;
   std::string reason;  // "" when every rename succeeded
