@@ -8,9 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 
+#include "common/atomic_file.hpp"
+#include "common/regex.hpp"
 #include "ranks/profile_reader.hpp"
 
 namespace ranks {
@@ -38,12 +39,11 @@ std::string extension_pattern() {
   return out.empty() ? "(?!)" : out + ")";
 }
 
-std::optional<int> capture_int(const std::string& text, const std::regex& re) {
-  std::smatch m;
-  if (!std::regex_search(text, m, re) || m.size() < 2 || !m[1].matched) return std::nullopt;
-  const std::string s = m[1].str();
-  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), ::isdigit)) return std::nullopt;
-  return std::stoi(s);
+// The number in `text` that the first matching group of `re` captures (at most 9 digits).
+std::optional<int> capture_int(const std::string& text, const common::Regex& re) {
+  const std::optional<std::string> s = re.first_group(text);
+  if (!s || s->empty() || s->size() > 9 || !std::all_of(s->begin(), s->end(), ::isdigit)) return std::nullopt;
+  return std::stoi(*s);
 }
 
 void add_file(const fs::path& p, std::vector<ProfileFile>& out) {
@@ -113,17 +113,6 @@ std::map<std::string, std::vector<RankMapEntry>> read_rank_map(const std::string
 
 namespace {
 
-const char* file_kind(fs::file_type t) {
-  switch (t) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return "not a file";
-  }
-}
-
 // A regular file (or a link to one) is a profile; a name that does not resolve (broken link,
 // permission) is kept so that reading it says why; anything else is skipped.
 void consider(const fs::path& p, Discovery& d) {
@@ -132,7 +121,7 @@ void consider(const fs::path& p, Discovery& d) {
   if (ec || st.type() == fs::file_type::not_found || fs::is_regular_file(st)) {
     add_file(p, d.files);
   } else {
-    d.skipped.push_back({p.string(), std::string("not a regular file (") + file_kind(st.type()) + ")", std::nullopt});
+    d.skipped.push_back({p.string(), std::string("not a regular file (") + common::file_type_name(st.type()) + ")", std::nullopt});
   }
 }
 
@@ -142,23 +131,17 @@ namespace {
 
 // The rank (or node) each file name gives: --rank-pattern, or rank_12 / x.12.<ext>; node_3, host-3.
 void name_ranks(Discovery& d, const DiscoveryOptions& opt) {
-  std::regex rank_re, node_re(R"((?:node|host|nid)[-_]?(\d+))", std::regex::icase),
+  const common::Regex node_re(R"((?:node|host|nid)[-_]?(\d+))", true),
       trailing_re(R"((\d+))" + extension_pattern() + "$");
+  std::optional<common::Regex> rank_re;
   try {
-    rank_re = opt.rank_pattern.empty()
-                  ? std::regex(R"(rank[-_]?(\d+)|\.(\d+))" + extension_pattern() + "$", std::regex::icase)
-                  : std::regex(opt.rank_pattern);
-  } catch (const std::regex_error& e) {
-    throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "'");
+    rank_re.emplace(opt.rank_pattern.empty() ? R"(rank[-_]?(\d+)|\.(\d+))" + extension_pattern() + "$" : opt.rank_pattern,
+                    opt.rank_pattern.empty());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "' (" +
+                     printable(e.what()) + ")");
   }
-  auto rank_of = [&](const std::string& path) -> std::optional<int> {
-    const std::string name = fs::path(path).filename().string();
-    std::smatch m;
-    if (std::regex_search(name, m, rank_re))
-      for (size_t g = 1; g < m.size(); ++g)
-        if (m[g].matched) return capture_int(m[g].str() + "", std::regex("^(\\d+)$"));
-    return std::nullopt;
-  };
+  auto rank_of = [&](const std::string& path) { return capture_int(fs::path(path).filename().string(), *rank_re); };
   for (auto& f : d.files) {
     const std::string name = fs::path(f.path).filename().string();
     f.rank_from_name = rank_of(f.path);
@@ -236,112 +219,6 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
   name_ranks(d, opt);
   if (!opt.rank_map_file.empty()) d.rank_map = read_rank_map(opt.rank_map_file, d.files);
   return d;
-}
-
-namespace {
-
-// A file with neither a rank nor a node number in its name, in a run named by rank.
-bool unnumbered_file(const ProfileFile& f, bool named_by_rank) { return named_by_rank && !f.rank_from_name && !f.node_from_name; }
-
-// Node index of multi-process files without a rank in the name: from the name, else by order;
-// per_node becomes the most rank processes in one such file.
-std::map<size_t, int> number_nodes(const Discovery& d, const std::vector<FoundProcess>& found, bool named_by_rank,
-                                   int& per_node) {
-  auto unnumbered = [&](const ProfileFile& f) { return unnumbered_file(f, named_by_rank); };
-  std::map<size_t, int> node_of_file;
-  int next_node = 0;
-  std::set<size_t> multi;
-  for (const auto& p : found)
-    if (!d.files[p.file].rank_from_name && !unnumbered(d.files[p.file]))
-      multi.insert(p.file), per_node = std::max(per_node, p.procs_in_file);
-  std::set<int> named_nodes;
-  for (size_t f : multi)
-    if (d.files[f].node_from_name) named_nodes.insert(*d.files[f].node_from_name);
-  for (size_t f : multi) {
-    if (d.files[f].node_from_name) {
-      node_of_file[f] = *d.files[f].node_from_name;
-    } else {
-      while (named_nodes.count(next_node)) ++next_node;
-      node_of_file[f] = next_node++;
-    }
-  }
-  return node_of_file;
-}
-
-void drop_duplicate_ranks(const Discovery& d, const std::vector<FoundProcess>& found, Assignment& a) {
-  // Duplicates: the first claimant in (file, local index) order keeps the rank.
-  std::vector<size_t> order(found.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return std::tie(found[x].file, found[x].local_index) < std::tie(found[y].file, found[y].local_index);
-  });
-  std::map<int, size_t> owner;
-  for (size_t i : order) {
-    if (a.rank[i] < 0) continue;
-    auto [it, fresh] = owner.emplace(a.rank[i], i);
-    if (!fresh) {
-      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " +
-                    printable(d.files[found[it->second].file].path);
-      a.rank[i] = -1;
-    }
-  }
-}
-
-}  // namespace
-
-Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found) {
-  Assignment a;
-  a.rank.assign(found.size(), -1);
-  a.errors.assign(found.size(), "");
-  a.claimed.assign(found.size(), -1);
-  // A run whose files are named by rank: a file with neither a rank nor a node number in its name
-  // has no rank of its own (giving it one by position would only collide with a named file).
-  const bool named_by_rank =
-      std::any_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); });
-  auto unnumbered = [&](const ProfileFile& f) { return unnumbered_file(f, named_by_rank); };
-  int per_node = 1;
-  std::map<size_t, int> node_of_file = number_nodes(d, found, named_by_rank, per_node);
-  for (size_t i = 0; i < found.size(); ++i) {
-    const auto& p = found[i];
-    const auto& file = d.files[p.file];
-    int rank = -1;
-    bool mapped = false;
-    if (auto it = d.rank_map.find(file.path); it != d.rank_map.end()) {
-      for (const auto& e : it->second)
-        if ((e.pid && *e.pid == p.pid) || (e.device && *e.device == p.device) ||
-            (!e.pid && !e.device && p.procs_in_file == 1))
-          rank = e.rank, mapped = true;
-    }
-    if (!mapped) {
-      if (file.rank_from_name && p.procs_in_file > 1) {
-        // The name gives one rank, the content several processes: a torn or corrupted file shows
-        // phantom processes (repro D8), and numbering them N, N+1... would take the next file's
-        // rank. The file is reported (the same line for each of its processes), never renumbered.
-        std::string pids;
-        int listed = 0;
-        for (const auto& q : found)
-          if (q.file == p.file && listed++ < 8) pids += (pids.empty() ? "" : ", ") + std::to_string(q.pid);
-        if (listed > 8) pids += " and " + std::to_string(listed - 8) + " more";
-        a.errors[i] = "named for rank " + std::to_string(*file.rank_from_name) + " but holds " +
-                      std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
-        a.claimed[i] = *file.rank_from_name;
-        continue;
-      } else if (file.rank_from_name) {
-        rank = *file.rank_from_name;
-      } else if (unnumbered(file)) {
-        a.errors[i] = p.procs_in_file == 1
-                          ? "no rank number in the file name (use --rank-pattern or --rank-map)"
-                          : "no rank or node number in the file name, which holds " +
-                                std::to_string(p.procs_in_file) + " rank processes (use --rank-map)";
-        continue;
-      } else {
-        rank = node_of_file[p.file] * per_node + p.local_index;
-      }
-    }
-    a.rank[i] = a.claimed[i] = rank;
-  }
-  drop_duplicate_ranks(d, found, a);
-  return a;
 }
 
 }  // namespace ranks

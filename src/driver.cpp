@@ -16,6 +16,7 @@
 #include "hdf5_writer.hpp"
 #include "output_files.hpp"
 #include "ranks/discovery.hpp"
+#include "ranks/rank_assignment.hpp"
 #include "ranks/findings.hpp"
 #include "ranks/metrics.hpp"
 #include "collectives/nccl_annotate.hpp"
@@ -78,7 +79,7 @@ struct Wire<FileInfo> {
 };
 template <>
 struct Wire<ranks::FoundProcess> {
-  static void fields(auto& ar, auto& p) { ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file); }
+  static void fields(auto& ar, auto& p) { ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file, p.kernels, p.nccl); }
 };
 
 namespace {
@@ -93,6 +94,10 @@ ranks::Discovery discover_everywhere(Transport& t, const Options& opt) {
     try {
       check_output_paths(opt);
       d = ranks::discover(opt.inputs, {opt.rank_pattern, opt.rank_map});
+      std::vector<std::string> read;
+      for (const auto& f : d.files) read.push_back(f.path);
+      if (!opt.rank_map.empty()) read.push_back(opt.rank_map);
+      check_outputs_not_inputs(opt, read);
       msg.files = d.files, msg.skipped = d.skipped;
       for (const auto& [path, entries] : d.rank_map) msg.rank_map.push_back({path, entries});
     } catch (const common::UsageError& e) {
@@ -142,7 +147,7 @@ struct LocalRead {
 LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d, const ProfileReader& read,
                      const Analyses& analyses) {
   ranks::MetricsOptions mopt;
-  if (!opt.iteration_marker.empty()) mopt.iteration_marker = std::regex(opt.iteration_marker);
+  if (!opt.iteration_marker.empty()) mopt.iteration_marker = common::Regex(opt.iteration_marker);
   mopt.top_kernels = opt.top_kernels;
   const auto owner = assign_files(d.files, t.size());
   LocalRead local;
@@ -158,7 +163,8 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
         for (const auto& w : tl.warnings)  // recoverable oddities: said once, by the process that read the file
           std::cerr << "straggler-scan: warning: " << common::printable(tl.file) << ": " << common::printable(w) << "\n";
         LocalRank lr;
-        lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size())};
+        lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size()), int64_t(tl.kernels.size()),
+                  int64_t(std::count(tl.kernels.is_nccl.begin(), tl.kernels.is_nccl.end(), 1) + tl.pending_nccl.size())};
         const auto metrics = ranks::compute_metrics(tl, mopt);
         lr.out = make_rank_outputs(tl, metrics);
         lr.cross = make_cross_input(tl, metrics.iterations);
@@ -201,12 +207,15 @@ bool by_position(const ranks::FoundProcess& a, const ranks::FoundProcess& b) {
 }
 
 // The rank of each local slot, agreed by every process (-1: rejected, with a failure row).
-std::vector<int32_t> agree_ranks(Transport& t, const ranks::Discovery& d, const LocalRead& local, RunResults& res) {
+std::vector<int32_t> agree_ranks(Transport& t, const Options& opt, const ranks::Discovery& d, const LocalRead& local,
+                                 RunResults& res) {
   std::vector<ranks::FoundProcess> mine;
   for (const auto& lr : local.ranks) mine.push_back(lr.key);
   std::vector<ranks::FoundProcess> found = allgather_list(t, mine);
   std::sort(found.begin(), found.end(), by_position);
-  const auto assignment = ranks::assign_ranks(d, found);
+  const auto assignment = ranks::assign_ranks(d, found, {opt.layout ? int64_t(opt.layout->world()) : 0});
+  if (t.root())
+    for (const auto& w : assignment.warnings) std::cerr << "straggler-scan: warning: " << w << "\n";
   for (size_t i = 0; i < found.size(); ++i) {
     if (assignment.rank[i] < 0) {
       res.failures.push_back({assignment.claimed[i], d.files[found[i].file].path, assignment.errors[i]});
@@ -288,7 +297,7 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
   RunResults res;
   res.command_line = opt.command_line;
   gather_inputs(t, d, local.files, res);
-  const std::vector<int32_t> rank_of_slot = agree_ranks(t, d, local, res);
+  const std::vector<int32_t> rank_of_slot = agree_ranks(t, opt, d, local, res);
   for (const auto& a : analyses) a->assign_ranks(rank_of_slot);
   std::vector<CrossRankInput> cross_inputs = place_ranks(local, rank_of_slot, res);
   res.hosts = gather_hosts(t, res.ranks);

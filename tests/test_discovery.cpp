@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "ranks/discovery.hpp"
+#include "ranks/rank_assignment.hpp"
 
 namespace fs = std::filesystem;
 using namespace ranks;

@@ -15,6 +15,11 @@ ParallelLayout ParallelLayout::parse(const std::string& text) {
       (x1 != 'x' && x1 != 'X') || (x2 != 'x' && x2 != 'X') || consumed != int(text.size()) ||
       l.tp < 1 || l.pp < 1 || l.dp < 1)
     throw std::invalid_argument("layout must be TPxPPxDP with positive integers, e.g. 2x2x8: '" + text + "'");
+  // Structures are sized by the world: bounded before any product can overflow int.
+  constexpr int64_t kMax = int64_t(1) << 21;
+  if (int64_t(l.tp) * l.pp > kMax || int64_t(l.tp) * l.pp * l.dp > kMax)
+    throw std::invalid_argument("layout '" + text + "' covers more than the " + std::to_string(kMax) +
+                                " ranks straggler-scan handles");
   return l;
 }
 

@@ -1,0 +1,219 @@
+#include "ranks/rank_assignment.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace ranks {
+using common::printable;
+using common::UsageError;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Context {
+  const Discovery& d;
+  const std::vector<FoundProcess>& found;
+  // A run whose files are named by rank: a file with neither a rank nor a node number in its name
+  // has no rank of its own (giving it one by position would only collide with a named file).
+  bool named_by_rank = false;
+
+  const ProfileFile& file(size_t i) const { return d.files[found[i].file]; }
+  bool unnumbered(const ProfileFile& f) const { return named_by_rank && !f.rank_from_name && !f.node_from_name; }
+  bool mapped(const ProfileFile& f) const { return d.rank_map.count(f.path) != 0; }
+  // Case (b): ranks from the node and the local index.
+  bool per_host(const ProfileFile& f) const { return !f.rank_from_name && !unnumbered(f); }
+  std::string name(size_t file) const { return printable(fs::path(d.files[file].path).filename().string()); }
+};
+
+std::vector<size_t> in_file_order(const std::vector<FoundProcess>& found) {
+  std::vector<size_t> order(found.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::tie(found[x].file, found[x].local_index) < std::tie(found[y].file, found[y].local_index);
+  });
+  return order;
+}
+
+// Per-host files may hold processes that are no rank of the job (repro N6): rows without a
+// process (pid 0 is no Linux process: a torn row, globalPid NULL), or a process without any NCCL
+// kernel where the file's other processes ran some (every rank of a distributed job takes part in
+// its collectives or p2p transfers, which are NCCL kernels: a helper process that ran a CUDA
+// kernel). Counting them would renumber every rank of every host. They are rejected with a reason;
+// the others get their local index among the file's rank processes (-1: left out).
+std::vector<int> leave_out_strays(const Context& c, Assignment& a, std::map<size_t, int>& ranks_in_file) {
+  std::set<size_t> communicating;
+  for (const auto& p : c.found)
+    if (p.nccl > 0) communicating.insert(p.file);
+  std::vector<int> local(c.found.size(), -1);
+  for (size_t i : in_file_order(c.found)) {
+    const auto& p = c.found[i];
+    const ProfileFile& f = c.file(i);
+    if (!c.per_host(f)) {
+      local[i] = p.local_index;
+      continue;
+    }
+    std::string why;  // the rank map, or a process alone in its file, says who is a rank
+    if (c.mapped(f) || p.procs_in_file <= 1) why = "";
+    else if (p.pid == 0) why = "rows without a process id (globalPid NULL or 0)";
+    else if (p.nccl == 0 && communicating.count(p.file))
+      why = "no NCCL kernel, while the file's other processes ran some: a helper process, not a rank of the job";
+    if (!why.empty()) {
+      a.errors[i] = "process " + std::to_string(p.pid) + " (device " + std::to_string(p.device) + ", " +
+                    std::to_string(p.kernels) + " kernels): " + why + "; left out";
+      continue;
+    }
+    local[i] = ranks_in_file[p.file]++;
+  }
+  return local;
+}
+
+// Node index of each per-host file. The numbers in the names when they can be node indices (at
+// most about half of the slots they span are missing), else the files' order by those numbers:
+// hostnames such as gpu-1017 are no index, and node * processes-per-node must never size the
+// job by a name (repro N12: 999999999 x 4 overflowed int). Files without a number fill the gaps.
+std::map<size_t, int64_t> number_nodes(const Context& c, const std::map<size_t, int>& ranks_in_file, Assignment& a) {
+  std::vector<size_t> files;  // per-host files in path order
+  for (const auto& [f, n] : ranks_in_file) files.push_back(f);
+  std::set<int64_t> named;
+  for (size_t f : files)
+    if (c.d.files[f].node_from_name) named.insert(*c.d.files[f].node_from_name);
+  const int64_t n = int64_t(files.size());
+  const bool indices = named.empty() || *named.rbegin() < std::max<int64_t>(2 * n, n + 4);
+  std::map<size_t, int64_t> node_of_file;
+  if (!indices) {
+    std::stable_sort(files.begin(), files.end(), [&](size_t x, size_t y) {
+      return c.d.files[x].node_from_name.value_or(INT32_MAX) < c.d.files[y].node_from_name.value_or(INT32_MAX);
+    });
+    for (size_t i = 0; i < files.size(); ++i) node_of_file[files[i]] = int64_t(i);
+    a.warnings.push_back("node numbers in the per-host file names (" + std::to_string(*named.begin()) + " to " +
+                         std::to_string(*named.rbegin()) + ") are no node indices of " + std::to_string(n) +
+                         " files: hosts numbered 0-" + std::to_string(n - 1) +
+                         " in the order of those numbers (use --rank-map to say otherwise)");
+    return node_of_file;
+  }
+  int64_t next = 0;
+  for (size_t f : files) {
+    if (c.d.files[f].node_from_name) {
+      node_of_file[f] = *c.d.files[f].node_from_name;
+    } else {
+      while (named.count(next)) ++next;
+      node_of_file[f] = next++;
+    }
+  }
+  return node_of_file;
+}
+
+// Per-host files with fewer rank processes than the others: their ranks are numbered from the
+// host's first, which is right only if the missing ones were the last.
+void warn_uneven_hosts(const Context& c, const std::map<size_t, int>& ranks_in_file, int per_node, Assignment& a) {
+  for (const auto& [f, n] : ranks_in_file)
+    if (n < per_node)
+      a.warnings.push_back(c.name(f) + ": " + std::to_string(n) + " rank processes where another per-host file has " +
+                           std::to_string(per_node) + ": numbered as the host's first " + std::to_string(n) +
+                           " by device order (use --rank-map if another is missing)");
+}
+
+void drop_duplicate_ranks(const Context& c, Assignment& a) {
+  // Duplicates: the first claimant in (file, local index) order keeps the rank.
+  std::map<int, size_t> owner;
+  for (size_t i : in_file_order(c.found)) {
+    if (a.rank[i] < 0) continue;
+    auto [it, fresh] = owner.emplace(a.rank[i], i);
+    if (!fresh) {
+      a.errors[i] = "rank " + std::to_string(a.rank[i]) + " is already claimed by " +
+                    printable(c.d.files[c.found[it->second].file].path);
+      a.rank[i] = -1;
+    }
+  }
+}
+
+// The name gives one rank, the content several processes: a torn or corrupted file shows phantom
+// processes (repro D8), and numbering them N, N+1... would take the next file's rank. The file is
+// reported (the same line for each of its processes), never renumbered.
+std::string several_in_rank_file(const Context& c, size_t i) {
+  const auto& p = c.found[i];
+  std::string pids;
+  int listed = 0;
+  for (const auto& q : c.found)
+    if (q.file == p.file && listed++ < 8) pids += (pids.empty() ? "" : ", ") + std::to_string(q.pid);
+  if (listed > 8) pids += " and " + std::to_string(listed - 8) + " more";
+  return "named for rank " + std::to_string(*c.file(i).rank_from_name) + " but holds " +
+         std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
+}
+
+// Ranks from file names far beyond the ranks found are no ranks (repro N3: nsys's `-o report.%p`
+// names files by process id, and every structure sized by the highest rank took gigabytes).
+void check_rank_numbers(const Context& c, const Assignment& a, const std::vector<bool>& from_name,
+                        const RankLimits& limits) {
+  int64_t found = 0, highest = -1;
+  size_t example = 0;
+  for (size_t i = 0; i < a.rank.size(); ++i) {
+    if (a.rank[i] < 0) continue;
+    ++found;
+    if (from_name[i] && a.rank[i] > highest) highest = a.rank[i], example = i;
+  }
+  for (size_t i = 0; i < a.rank.size(); ++i)
+    if (a.rank[i] >= RankLimits::kMaxRanks && (limits.world > 0 || !from_name[i]))
+      throw UsageError(c.name(c.found[i].file) + ": rank " + std::to_string(a.rank[i]) + " is beyond the " +
+                       std::to_string(RankLimits::kMaxRanks) + " ranks straggler-scan handles");
+  if (limits.world > 0 || highest < RankLimits::kSpread * found + RankLimits::kSlack) return;
+  throw UsageError("file names give rank numbers up to " + std::to_string(highest) + " (" +
+                   c.name(c.found[example].file) + ") for " + std::to_string(found) +
+                   " ranks found: process ids, not ranks (as nsys -o report.%p names files)? Name the files by "
+                   "rank (rank_N), or give --rank-map, or --layout TPxPPxDP for the job's size");
+}
+
+}  // namespace
+
+Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found, const RankLimits& limits) {
+  Assignment a;
+  a.rank.assign(found.size(), -1);
+  a.errors.assign(found.size(), "");
+  a.claimed.assign(found.size(), -1);
+  Context c{d, found, std::any_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); })};
+  std::map<size_t, int> ranks_in_file;  // per-host files: their rank processes
+  const std::vector<int> local = leave_out_strays(c, a, ranks_in_file);
+  int per_node = 1;
+  for (const auto& [f, n] : ranks_in_file) per_node = std::max(per_node, n);
+  const std::map<size_t, int64_t> node_of_file = number_nodes(c, ranks_in_file, a);
+  warn_uneven_hosts(c, ranks_in_file, per_node, a);
+  std::vector<bool> from_name(found.size(), false);
+  for (size_t i = 0; i < found.size(); ++i) {
+    const auto& p = found[i];
+    const ProfileFile& file = c.file(i);
+    if (local[i] < 0) continue;  // left out, with its reason
+    int64_t rank = -1;
+    bool mapped = false;
+    if (auto it = d.rank_map.find(file.path); it != d.rank_map.end()) {
+      for (const auto& e : it->second)
+        if ((e.pid && *e.pid == p.pid) || (e.device && *e.device == p.device) ||
+            (!e.pid && !e.device && p.procs_in_file == 1))
+          rank = e.rank, mapped = true;
+    }
+    if (!mapped) {
+      if (file.rank_from_name && p.procs_in_file > 1) {
+        a.errors[i] = several_in_rank_file(c, i);
+        a.claimed[i] = *file.rank_from_name;
+        continue;
+      } else if (file.rank_from_name) {
+        rank = *file.rank_from_name, from_name[i] = true;
+      } else if (c.unnumbered(file)) {
+        a.errors[i] = p.procs_in_file == 1
+                          ? "no rank number in the file name (use --rank-pattern or --rank-map)"
+                          : "no rank or node number in the file name, which holds " +
+                                std::to_string(p.procs_in_file) + " rank processes (use --rank-map)";
+        continue;
+      } else {
+        rank = node_of_file.at(p.file) * per_node + local[i];  // bounded: nodes are < 2 x files + 4
+      }
+    }
+    a.rank[i] = a.claimed[i] = int(std::min<int64_t>(rank, INT32_MAX));
+  }
+  check_rank_numbers(c, a, from_name, limits);
+  drop_duplicate_ranks(c, a);
+  return a;
+}
+
+}  // namespace ranks
