@@ -178,6 +178,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
       info.error = e.what();
     }
     local.files.push_back(std::move(info));
+    t.alive();  // a long read here is work, not silence (--timeout)
   }
   timings().mark("read and per-rank metrics");
   return local;

@@ -76,6 +76,7 @@ void File::group(const std::string& path) {
 }
 
 hid_t File::create(const std::string& path, hid_t type, const std::vector<uint64_t>& dims) {
+  t_.alive();  // each dataset is progress (the write's watchdog)
   std::vector<hsize_t> d(dims.begin(), dims.end());
   hid_t space = check(H5Screate_simple(int(d.size()), d.data(), nullptr), "dataspace");
   hid_t dset = H5Dcreate2(file_, path.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -149,6 +150,7 @@ hid_t File::open_column(const std::string& path, uint64_t n, hid_t type, size_t 
 void File::write_blocks_to(hid_t dset, const std::string& path, hid_t type, size_t elem,
                            const std::vector<std::pair<uint64_t, uint64_t>>& blocks, const void* data) {
   if (dset < 0) return;
+  t_.alive();
   hid_t fspace = H5Dget_space(dset);
   size_t offset = 0;
   for (auto [start, count] : blocks) {

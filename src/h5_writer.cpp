@@ -215,6 +215,8 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
   if (std::string why = ByteReader(blob).str(); !why.empty())
     throw common::OutputError(common::printable(path) + ": cannot write HDF5 output (" + why + ")");
   try {
+    // HDF5's collective calls block inside HDF5: a watchdog bounds them (File calls alive()).
+    const auto guard = t.blocking("writing the HDF5 file " + path);
     File f(t, tmp);
     write_all(f, rt);
     f.close();

@@ -9,6 +9,7 @@
 #include "hdf5_writer.hpp"
 #include "common/errors.hpp"
 #include "transport.hpp"
+#include "watchdog.hpp"
 
 namespace {
 
@@ -50,15 +51,21 @@ int main(int argc, char** argv) {
     auto local = straggler::local_transport();
     return analyse(*local, opt, &internal);
   }
-  MPI_Init(&argc, &argv);
-  int status = 0;
-  {
-    bool internal = false;
-    auto mpi = straggler::mpi_transport(MPI_COMM_WORLD);
-    status = analyse(*mpi, opt, &internal);
-    // One process failing alone must not leave the others waiting in a collective: end the job.
-    if (internal) MPI_Abort(MPI_COMM_WORLD, 1);
+  // MPI_Init waits for every process: bounded too (--timeout).
+  std::unique_ptr<straggler::Watchdog> watchdog;
+  if (opt.timeout_s > 0) {
+    watchdog = std::make_unique<straggler::Watchdog>(opt.timeout_s, straggler::launcher_rank());
+    watchdog->arm("starting MPI");
   }
+  MPI_Init(&argc, &argv);
+  if (watchdog) watchdog->disarm();
+  bool internal = false;
+  auto mpi = straggler::mpi_transport(MPI_COMM_WORLD, opt.timeout_s, std::move(watchdog));
+  const int status = analyse(*mpi, opt, &internal);
+  // One process failing alone must not leave the others waiting in a collective: end the job.
+  if (internal) MPI_Abort(MPI_COMM_WORLD, 1);
+  mpi->finish();
   MPI_Finalize();
+  mpi.reset();  // after MPI_Finalize: its watchdog bounds that call (--timeout)
   return status;
 }

@@ -43,7 +43,10 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "no-clock-correction", "compare ranks on their hosts' clocks (utcEpochNs) as recorded, without the "
       "alignment from collective end times")(
       "quiet,q", po::bool_switch(&out.quiet), "print only errors")(
-      "timings", po::bool_switch(&out.timings), "print the wall time of each stage (process 0) to stderr");
+      "timings", po::bool_switch(&out.timings), "print the wall time of each stage (process 0) to stderr")(
+      "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
+      "under mpirun: seconds a process may give no sign of life (stopped, frozen, hung in I/O) before the job "
+      "ends with exit status 1 naming it; 0 waits forever");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&out.inputs));
   po::options_description all;
@@ -66,6 +69,8 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
     return false;
   }
   out.clock_correction = !vm.count("no-clock-correction");
+  if (!(out.timeout_s >= 0))  // NaN too
+    throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
   if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
     throw common::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
   else

@@ -22,6 +22,7 @@ struct Options {
   bool clock_correction = true;     // --no-clock-correction: trust utcEpochNs (to see what it changes)
   bool quiet = false;
   bool timings = false;             // --timings: wall time of each stage on stderr
+  double timeout_s = 600;           // --timeout: under MPI, how long a silent process is waited for (0: forever)
   std::string command_line;         // as given, for the output's provenance
 };
 

@@ -24,6 +24,11 @@ class Timings {
                       double(mallinfo2().uordblks) / 1e6, double(ru.ru_maxrss) / 1024});
     last_ = now;
   }
+  // The last stage marked ("" before the first): where a silent process was last seen.
+  const std::string& last_stage() const {
+    static const std::string none;
+    return marks_.empty() ? none : marks_.back().stage;
+  }
   void print(std::ostream& os) const {
     double total = 0;
     os << "timings (process 0): stage, ms, heap in use after it MB, peak RSS so far MB\n";

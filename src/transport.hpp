@@ -2,8 +2,8 @@
 // implementation (one process, no MPI at all: run alone, straggler-scan pays no MPI start-up) and
 // an MPI one (under mpirun). The analysis is one code path over either.
 //
-// Every call is collective: all processes make the same calls in the same order. Blobs are
-// compact byte records (result rows, per-op records), never raw events.
+// Every call is collective (but alive() and blocking()): all processes make the same calls in the
+// same order. Blobs are compact byte records (result rows, per-op records), never raw events.
 #pragma once
 #include <mpi.h>
 
@@ -12,6 +12,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "watchdog.hpp"
 
 namespace straggler {
 
@@ -46,12 +48,34 @@ class Transport {
 
   // For parallel I/O (HDF5's MPI-IO driver): the MPI communicator, or nullptr when there is none.
   virtual const MPI_Comm* mpi_comm() const { return nullptr; }
+
+  // Bounds in time (mpi_transport.cpp): no process waits forever for a stopped or frozen one.
+  // Long local work (between profiles, between HDF5 datasets) calls alive(): under MPI the others
+  // hear that this process lives, and a blocking stretch's watchdog gets more time. Cheap.
+  virtual void alive() {}
+  // A stretch of blocking collective calls the transport cannot poll itself (parallel HDF5): while
+  // the guard lives, a watchdog ends the job when alive() is not called within the timeout.
+  class Blocking {
+   public:
+    virtual ~Blocking() = default;
+  };
+  virtual std::unique_ptr<Blocking> blocking(const std::string& what) {
+    (void)what;
+    return nullptr;
+  }
+  // Collective, after the last exchange and before MPI_Finalize: settles the liveness messages;
+  // the transport is destroyed after MPI_Finalize (a watchdog bounds that too).
+  virtual void finish() {}
 };
 
 // One process: every collective returns its own contribution.
 std::unique_ptr<Transport> local_transport();
-// All processes of comm (MPI is initialised by the caller and outlives the transport).
-std::unique_ptr<Transport> mpi_transport(MPI_Comm comm);
+// All processes of comm (MPI is initialised by the caller and outlives the transport). A process
+// that hears nothing from another for `timeout_s` seconds while it waits ends the job with one line
+// naming the silent process (MPI_Abort, exit status 1); 0 waits forever.
+// `watchdog` (optional) is the one that bounded MPI_Init; it bounds the transport's blocking
+// stretches and MPI_Finalize (the transport is destroyed after it).
+std::unique_ptr<Transport> mpi_transport(MPI_Comm comm, double timeout_s = 0, std::unique_ptr<Watchdog> watchdog = nullptr);
 
 // Whether this process was started by an MPI launcher (mpirun/mpiexec of Open MPI, MPICH or
 // Intel MPI; srun with PMI/PMIx), from the variables those launchers set. Alone, straggler-scan

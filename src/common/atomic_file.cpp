@@ -21,9 +21,7 @@ volatile sig_atomic_t g_armed = 0;
 const int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void remove_and_reraise(int sig) {
-  if (g_armed)
-    for (auto& p : g_tracked)
-      if (p[0]) unlink(p);  // async-signal-safe
+  common::remove_armed_temps();
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -34,6 +32,12 @@ fs::path dir_of(const std::string& path) {
 }
 
 }  // namespace
+
+void remove_armed_temps() {
+  if (g_armed)
+    for (auto& p : g_tracked)
+      if (p[0]) unlink(p);  // async-signal-safe
+}
 
 void arm_cleanup(const std::vector<std::string>& paths) {
   g_armed = 0;

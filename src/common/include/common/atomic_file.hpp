@@ -27,6 +27,8 @@ int64_t free_bytes(const std::string& path);
 // Until disarm_cleanup(), the signals above remove these paths (at most 2; "" = none).
 void arm_cleanup(const std::vector<std::string>& paths);
 void disarm_cleanup();
+// Removes the armed paths now (async-signal-safe): before a process ends itself (--timeout).
+void remove_armed_temps();
 
 // "" when `path` is absent or a regular file (not followed through a link), else why a commit must
 // not rename a file over it: "is a character device", "is a symbolic link", ... Renaming over
