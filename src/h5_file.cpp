@@ -63,6 +63,8 @@ void File::close() {
   check(st, "file close");
 }
 
+// After a failed data write this process writes no more data (each failure is one more error line
+// of the I/O layer); the collective calls go on, so that no process is left waiting in one.
 void File::write_failed(const std::string& path) {
   if (write_error_.empty()) write_error_ = "HDF5 write " + path + " failed";
 }
@@ -121,7 +123,7 @@ void File::write_any(const std::string& path, std::vector<uint64_t> dims, hid_t 
       hid_t mspace = H5Screate_simple(1, &mcount, nullptr);
       const char* src = static_cast<const char*>(data) + i * width * elem;
       herr_t st = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      if (st >= 0) st = H5Dwrite(dset, type, mspace, fspace, xfer_, src);
+      if (st >= 0 && write_error_.empty()) st = H5Dwrite(dset, type, mspace, fspace, xfer_, src);
       H5Sclose(mspace);
       if (st < 0) write_failed(path);
       i = j;
@@ -158,7 +160,8 @@ void File::write_blocks_to(hid_t dset, const std::string& path, hid_t type, size
     hsize_t s = start, c = count;
     hid_t mspace = H5Screate_simple(1, &c, nullptr);
     herr_t st = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &s, nullptr, &c, nullptr);
-    if (st >= 0) st = H5Dwrite(dset, type, mspace, fspace, xfer_, static_cast<const char*>(data) + offset * elem);
+    if (st >= 0 && write_error_.empty())
+      st = H5Dwrite(dset, type, mspace, fspace, xfer_, static_cast<const char*>(data) + offset * elem);
     H5Sclose(mspace);
     offset += count;
     if (st < 0) write_failed(path);

@@ -190,13 +190,23 @@ void write_all(File& f, const ResultTables& rt) {
   for (const auto& s : rt.streamed) write_streamed(f, groups, s);
 }
 
-}  // namespace
+// The disk the file needs, taken before any data is written (process 0, for all): a file system
+// that fills during the write made parallel HDF5 deadlock in H5Fclose or crash at exit, its
+// metadata flush failing on some processes only (repro N2, D4). Throws on every process alike.
+void reserve(Transport& t, const std::string& tmp, uint64_t need) {
+  ByteWriter w;
+  if (t.root()) w.str(common::reserve_space(tmp, need));
+  const std::string blob = t.broadcast(w.bytes(), 0);
+  if (std::string why = ByteReader(blob).str(); !why.empty())
+    throw std::runtime_error(fmt::format("cannot reserve the {:.1f} MB it needs: {}", double(need) / 1e6, why));
+}
 
+}  // namespace
 
 void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, const ResultTables& rt) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // our own one-line errors instead of HDF5's stack
-  // A file system that fills up mid-write makes parallel HDF5 deadlock in H5Fclose (its metadata
-  // flush fails on some processes only): check the room first, with the bytes a dry run counts.
+  // The bytes a dry run counts, with room to spare: checked against the free space first (a clear
+  // message), then reserved once the file exists (reserve()).
   uint64_t need = 0;
   {
     File measure(t, File::Measure{});
@@ -218,6 +228,7 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
     // HDF5's collective calls block inside HDF5: a watchdog bounds them (File calls alive()).
     const auto guard = t.blocking("writing the HDF5 file " + path);
     File f(t, tmp);
+    reserve(t, tmp, need);
     write_all(f, rt);
     f.close();
   } catch (const std::runtime_error& e) {

@@ -1,8 +1,10 @@
 // straggler-scan: entry point. Under an MPI launcher it runs on MPI; alone it runs on the local
 // transport and never starts MPI (MPI_Init alone costs ~0.4 s). --help, --version and usage
 // errors are answered before any of that.
+#include <hdf5.h>
 #include <mpi.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "driver.hpp"
@@ -38,6 +40,14 @@ int analyse(straggler::Transport& t, const straggler::Options& opt, bool* intern
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file size limit (ulimit -f) then fails the write with "File too large", reported in one line
+  // like any other write error, instead of killing the process with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // HDF5 never tears itself down: not at exit, and (initialised before MPI) not in MPI_Finalize.
+  // After a failed write (an I/O error, a full disk) its teardown closed the broken file again and
+  // crashed (repro N2); every file is closed explicitly, and the system frees the rest.
+  H5dont_atexit();
+  H5open();
   const bool quiet_here = straggler::launcher_rank() != 0;  // one process prints usage errors
   straggler::Options opt;
   try {

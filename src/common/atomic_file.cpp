@@ -1,12 +1,16 @@
 #include "common/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -125,6 +129,25 @@ std::string backup_path(const std::string& path) {
       .string();
 }
 }  // namespace
+
+std::string reserve_space(const std::string& path, uint64_t bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return std::strerror(errno);
+  struct stat st {};
+  ::fstat(fd, &st);
+  std::string why;
+  // A reservation does not change the size, so the kernel does not hold it to the file size limit.
+  if (struct rlimit lim {}; ::getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && bytes > lim.rlim_cur)
+    why = "File too large: the file size limit (ulimit -f) is " + std::to_string(uint64_t(lim.rlim_cur)) + " bytes";
+  else if (bytes > 0 && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(std::min<uint64_t>(bytes, INT64_MAX))) != 0) {
+    const int e = errno;
+    if (e != EOPNOTSUPP && e != ENOSYS && e != EINVAL) why = std::strerror(e);
+    // A failed reservation may hold part of the blocks: blocks past the end go with a truncate.
+    if (ftruncate(fd, st.st_size) != 0 && why.empty()) why = std::strerror(errno);
+  }
+  ::close(fd);
+  return why;
+}
 
 RenameFailure rename_all(const std::vector<std::pair<std::string, std::string>>& temp_to_final) {
   // The targets again, just before: any may have changed since the run started (repro N8: a

@@ -23,6 +23,12 @@ std::string temp_path(const std::string& path, const std::string& host, int64_t 
 int remove_stale_temps(const std::string& path);
 // Bytes available to this user on the file system of `path`'s directory (-1: unknown).
 int64_t free_bytes(const std::string& path);
+// Reserves `bytes` of disk for the existing file `path` without changing its size
+// (fallocate(FALLOC_FL_KEEP_SIZE)): writes up to that size then cannot fail for want of space or
+// quota, even when another job fills the disk meanwhile. "" when reserved, or when the file
+// system cannot reserve (then nothing is promised); else why not ("No space left on device",
+// "Disk quota exceeded", "File too large"), with nothing left reserved.
+std::string reserve_space(const std::string& path, uint64_t bytes);
 
 // Until disarm_cleanup(), the signals above remove these paths (at most 2; "" = none).
 void arm_cleanup(const std::vector<std::string>& paths);
