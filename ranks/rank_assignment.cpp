@@ -143,7 +143,7 @@ std::string several_in_rank_file(const Context& c, size_t i) {
          std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
 }
 
-// Ranks from file names far beyond the ranks found are no ranks (repro N3: nsys's `-o report.%p`
+// Ranks from file names far beyond the ranks found are no ranks (repro N3: a profiler's `-o report.%p`
 // names files by process id, and every structure sized by the highest rank took gigabytes).
 void check_rank_numbers(const Context& c, const Assignment& a, const std::vector<bool>& from_name,
                         const RankLimits& limits) {
@@ -161,7 +161,7 @@ void check_rank_numbers(const Context& c, const Assignment& a, const std::vector
   if (limits.world > 0 || highest < RankLimits::kSpread * found + RankLimits::kSlack) return;
   throw UsageError("file names give rank numbers up to " + std::to_string(highest) + " (" +
                    c.name(c.found[example].file) + ") for " + std::to_string(found) +
-                   " ranks found: process ids, not ranks (as nsys -o report.%p names files)? Name the files by "
+                   " ranks found: process ids, not ranks (as -o report.%p names files)? Name the files by "
                    "rank (rank_N), or give --rank-map, or --layout TPxPPxDP for the job's size");
 }
 

@@ -11,7 +11,7 @@
 //      node index; a warning says so);
 //  (c) a rank map CSV (file,key,rank) overrides both.
 // Nothing is sized by a number from a file name: node numbers that are no plausible index are
-// replaced by positions, and rank numbers far beyond the ranks found (process ids from nsys's
+// replaced by positions, and rank numbers far beyond the ranks found (process ids from a profiler's
 // `-o report.%p`: repro N3) are refused unless --layout says how large the job is.
 #pragma once
 #include <cstdint>
