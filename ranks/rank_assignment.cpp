@@ -155,14 +155,19 @@ void check_rank_numbers(const Context& c, const Assignment& a, const std::vector
     if (from_name[i] && a.rank[i] > highest) highest = a.rank[i], example = i;
   }
   for (size_t i = 0; i < a.rank.size(); ++i)
-    if (a.rank[i] >= RankLimits::kMaxRanks && (limits.world > 0 || !from_name[i]))
+    if (limits.world > 0 && a.rank[i] >= limits.world)  // before anything is sized by it
+      throw UsageError("--layout " + limits.layout + " covers " + std::to_string(limits.world) + " ranks, but rank " +
+                       std::to_string(a.rank[i]) + " was found (" + c.name(c.found[i].file) +
+                       "): give the job's full layout, or leave --layout out");
+  if (limits.world == 0 && highest >= RankLimits::kSpread * found + RankLimits::kSlack)
+    throw UsageError("file names give rank numbers up to " + std::to_string(highest) + " (" +
+                     c.name(c.found[example].file) + ") for " + std::to_string(found) +
+                     " ranks found: process ids, not ranks (as -o report.%p names files)? Name the files by "
+                     "rank (rank_N), or give --rank-map, or --layout TPxPPxDP for the job's size");
+  for (size_t i = 0; i < a.rank.size(); ++i)
+    if (a.rank[i] >= RankLimits::kMaxRanks)
       throw UsageError(c.name(c.found[i].file) + ": rank " + std::to_string(a.rank[i]) + " is beyond the " +
                        std::to_string(RankLimits::kMaxRanks) + " ranks straggler-scan handles");
-  if (limits.world > 0 || highest < RankLimits::kSpread * found + RankLimits::kSlack) return;
-  throw UsageError("file names give rank numbers up to " + std::to_string(highest) + " (" +
-                   c.name(c.found[example].file) + ") for " + std::to_string(found) +
-                   " ranks found: process ids, not ranks (as -o report.%p names files)? Name the files by "
-                   "rank (rank_N), or give --rank-map, or --layout TPxPPxDP for the job's size");
 }
 
 }  // namespace

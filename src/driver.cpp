@@ -214,7 +214,8 @@ std::vector<int32_t> agree_ranks(Transport& t, const Options& opt, const ranks::
   for (const auto& lr : local.ranks) mine.push_back(lr.key);
   std::vector<ranks::FoundProcess> found = allgather_list(t, mine);
   std::sort(found.begin(), found.end(), by_position);
-  const auto assignment = ranks::assign_ranks(d, found, {opt.layout ? int64_t(opt.layout->world()) : 0});
+  const auto assignment = ranks::assign_ranks(
+      d, found, {opt.layout ? int64_t(opt.layout->world()) : 0, opt.layout ? opt.layout->to_string() : ""});
   if (t.root())
     for (const auto& w : assignment.warnings) std::cerr << "straggler-scan: warning: " << w << "\n";
   for (size_t i = 0; i < found.size(); ++i) {

@@ -35,7 +35,8 @@ struct FoundProcess {
 
 // Bounds of the rank space, so that memory follows the ranks found, never a number in a name.
 struct RankLimits {
-  int64_t world = 0;  // --layout's TP x PP x DP, 0 when not given
+  int64_t world = 0;   // --layout's TP x PP x DP, 0 when not given
+  std::string layout;  // --layout as given, for messages
   // Without --layout, ranks from file names must stay below kSpread x (ranks found) + kSlack:
   // every 8th rank of a job profiled (one per node) passes, process ids do not.
   static constexpr int64_t kSpread = 16, kSlack = 64;
