@@ -40,6 +40,9 @@ File::File(Transport& t, const std::string& path) : t_(t) {
   if (t.mpi_comm()) H5Pset_dxpl_mpio(xfer_, H5FD_MPIO_INDEPENDENT);
 }
 
+// Parallel H5Fclose after every process wrote its data: metadata and a truncate, seconds at most.
+constexpr double kCloseLimitSeconds = 120;
+
 // HDF5's object header, B-tree and heap entries of one dataset, group or attribute: well over
 // what 1.10 uses, so the estimate errs on the side of room.
 constexpr uint64_t kObjectBytes = 4096;
@@ -55,12 +58,17 @@ void File::close() {
   if (xfer_ >= 0) H5Pclose(xfer_), xfer_ = -1;
   if (file_ < 0) return;
   const int64_t failed = t_.reduce<int64_t>(write_error_.empty() ? 0 : 1, Transport::Op::Max);
+  // Every process has written its data (the reduce above): the close only flushes metadata and
+  // truncates, quickly. When a metadata write fails on one process only, HDF5's processes part
+  // ways inside H5Fclose for good (repro D4, N2): a short bound then ends the job.
+  const auto guard = t_.blocking("closing the HDF5 file (a write failed on some process only, or the file "
+                                 "system hangs)", kCloseLimitSeconds);
   hid_t f = file_;
   file_ = -1;
   herr_t st = H5Fclose(f);
-  if (!write_error_.empty()) throw std::runtime_error(write_error_);
-  if (failed) throw std::runtime_error("a data write failed on another process");
   check(st, "file close");
+  if (!write_error_.empty()) throw AgreedError(write_error_);
+  if (failed) throw AgreedError("a data write failed on another process");
 }
 
 // After a failed data write this process writes no more data (each failure is one more error line

@@ -46,6 +46,14 @@ inline constexpr size_t kMaxStringBytes = 1024;
 // for "...", followed by "..." (at most kMaxStringBytes).
 std::string clip_string(const std::string& value, size_t max_bytes = kMaxStringBytes);
 
+// A failure every process of the write reports alike (agreed before it is thrown): the caller may
+// unwind normally. Any other HDF5 failure under MPI may have happened on some processes only,
+// leaving the others inside one of HDF5's collective calls.
+class AgreedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class File {
  public:
   File(Transport& t, const std::string& path);  // collective create (truncates)
@@ -56,8 +64,9 @@ class File {
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
-  // Collective: agrees on data-write failures of any process, then closes; throws on all
-  // processes alike if any write failed, so none leaves the others in a collective.
+  // Collective: agrees on data-write failures of any process, then closes; throws AgreedError on
+  // all processes alike if any write failed, so none leaves the others in a collective (a failed
+  // close itself, e.g. its metadata flush, is no agreed failure).
   void close();
 
   Transport& transport() const { return t_; }

@@ -17,6 +17,7 @@
 namespace straggler {
 namespace {
 namespace fs = std::filesystem;
+using h5::AgreedError;
 using h5::File;
 using Rows = std::vector<uint64_t>;
 using namespace tables;
@@ -198,7 +199,7 @@ void reserve(Transport& t, const std::string& tmp, uint64_t need) {
   if (t.root()) w.str(common::reserve_space(tmp, need));
   const std::string blob = t.broadcast(w.bytes(), 0);
   if (std::string why = ByteReader(blob).str(); !why.empty())
-    throw std::runtime_error(fmt::format("cannot reserve the {:.1f} MB it needs: {}", double(need) / 1e6, why));
+    throw AgreedError(fmt::format("cannot reserve the {:.1f} MB it needs: {}", double(need) / 1e6, why));
 }
 
 }  // namespace
@@ -232,11 +233,14 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
     write_all(f, rt);
     f.close();
   } catch (const std::runtime_error& e) {
-    // Collective calls fail on every process alike (same metadata everywhere) and File::close
-    // agrees on failed data writes, so every process gets here together.
+    const std::string line = common::printable(path + ": cannot write HDF5 output (" + e.what() + ")");
+    // Another failure of an HDF5 call may be this process's alone (a metadata flush that failed
+    // here), with the others inside HDF5's collective calls for good: end the job now (the fuzzer
+    // saw a late write error wait out --timeout).
+    if (t.size() > 1 && !dynamic_cast<const h5::AgreedError*>(&e)) t.abort_job(line);
     std::error_code ec;
     if (t.root()) fs::remove(tmp, ec);
-    throw common::OutputError(common::printable(path + ": cannot write HDF5 output (" + e.what() + ")"));
+    throw common::OutputError(line);
   }
 }
 

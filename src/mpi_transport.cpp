@@ -139,6 +139,14 @@ class MpiTransport final : public Transport {
   void allreduce(std::span<uint64_t> v, Op op) override { reduce(v.data(), v.size(), MPI_UINT64_T, op); }
   void barrier() override { run(MPI_Ibarrier(comm_, &req_)); }
 
+  [[noreturn]] void abort_job(const std::string& line) override {
+    common::remove_armed_temps();
+    std::cerr << "straggler-scan: " << (root() ? "" : "process " + std::to_string(me_) + ": ")
+              << common::printable(line) << std::endl;
+    MPI_Abort(comm_, 1);
+    std::_Exit(1);  // not reached
+  }
+
   void alive() override {
     if (!watchdog_ || finished_) return;
     watchdog_->extend();
@@ -146,14 +154,14 @@ class MpiTransport final : public Transport {
     if (now - last_beat_ >= beat_) service(now);
   }
 
-  std::unique_ptr<Blocking> blocking(const std::string& what) override {
+  std::unique_ptr<Blocking> blocking(const std::string& what, double limit_s) override {
     if (!watchdog_ || finished_) return nullptr;
     struct Guard final : Blocking {
       explicit Guard(Watchdog& w) : w(w) {}
       ~Guard() override { w.disarm(); }
       Watchdog& w;
     };
-    watchdog_->arm(what);
+    watchdog_->arm(what, limit_s);
     return std::make_unique<Guard>(*watchdog_);
   }
 

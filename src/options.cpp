@@ -108,6 +108,10 @@ bool inside(const fs::path& child, const fs::path& dir) {
 
 void check_one(const std::string& path, const char* what, const Options& opt) {
   const std::string shown = common::printable(path);  // for messages
+  // Outputs are renamed into place: over a device node, link or FIFO that would replace it.
+  if (const std::string why = common::not_replaceable(path); !why.empty() && why != "is a directory")
+    throw common::UsageError(shown + ": " + what + " path " + why + ", which writing would replace (outputs are "
+                             "renamed into place): name a regular file or a new path");
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
   if (ec) throw common::UsageError(shown + ": " + what + " path is not usable (" + ec.message() + ")");
@@ -119,10 +123,7 @@ void check_one(const std::string& path, const char* what, const Options& opt) {
   if (::access(parent.c_str(), W_OK) != 0)
     throw common::UsageError(shown + ": " + what + " directory is not writable");
   if (fs::is_directory(p, ec)) throw common::UsageError(shown + ": " + what + " path is a directory");
-  // Outputs are renamed into place: over a device node, link or FIFO that would replace it.
-  if (const std::string why = common::not_replaceable(path); !why.empty())
-    throw common::UsageError(shown + ": " + what + " path " + why + ", which writing would replace (outputs are "
-                             "renamed into place): name a regular file or a new path");
+
   for (const auto& in : opt.inputs) {
     fs::path q = fs::weakly_canonical(fs::absolute(in), ec);
     if (ec) continue;

@@ -28,6 +28,8 @@ const char* const kRankVariables[] = {
 
 }  // namespace
 
+void Transport::abort_job(const std::string& line) { end_process(line); }
+
 std::unique_ptr<Transport> local_transport() { return std::make_unique<LocalTransport>(); }
 
 bool started_by_mpi_launcher() {

@@ -54,15 +54,20 @@ class Transport {
   // hear that this process lives, and a blocking stretch's watchdog gets more time. Cheap.
   virtual void alive() {}
   // A stretch of blocking collective calls the transport cannot poll itself (parallel HDF5): while
-  // the guard lives, a watchdog ends the job when alive() is not called within the timeout.
+  // the guard lives, a watchdog ends the job when alive() is not called within the timeout (or
+  // `limit_s` when shorter and > 0). Guards do not nest: a new one replaces the stretch.
   class Blocking {
    public:
     virtual ~Blocking() = default;
   };
-  virtual std::unique_ptr<Blocking> blocking(const std::string& what) {
-    (void)what;
+  virtual std::unique_ptr<Blocking> blocking(const std::string& what, double limit_s = 0) {
+    (void)what, (void)limit_s;
     return nullptr;
   }
+  // Ends the whole job now, from this process alone, with one line and the temporaries removed
+  // (exit status 1): for a failure that may have left the others waiting where this process
+  // cannot reach them. One process alone just exits.
+  [[noreturn]] virtual void abort_job(const std::string& line);
   // Collective, after the last exchange and before MPI_Finalize: settles the liveness messages;
   // the transport is destroyed after MPI_Finalize (a watchdog bounds that too).
   virtual void finish() {}

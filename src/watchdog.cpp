@@ -35,11 +35,14 @@ void Watchdog::set_process(int process) {
   std::lock_guard lk(m_);
   process_ = process;
   const double s = process == 0 ? limit_s_ : limit_s_ + std::max(10.0, limit_s_ / 10);
-  limit_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  base_ = limit_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-void Watchdog::arm(const std::string& what) {
+void Watchdog::arm(const std::string& what, double limit_s) {
   std::lock_guard lk(m_);
+  limit_ = base_;
+  if (limit_s > 0 && limit_s < limit_s_)  // the grace of the processes other than 0 stays
+    limit_ -= std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s_ - limit_s));
   armed_ = true, what_ = what, deadline_ = Clock::now() + limit_;
   cv_.notify_all();
 }
@@ -64,9 +67,10 @@ void Watchdog::run() {
     cv_.wait_until(lk, deadline_);
     if (armed_ && !stop_ && Clock::now() >= deadline_) {
       const std::string who = process_ == 0 ? "" : "process " + std::to_string(process_) + ": ";
+      const bool why_given = what_.find('(') != std::string::npos;
       end_process(who + "no progress " + what_ + " for " +
-                  std::to_string(int64_t(std::chrono::duration<double>(limit_).count())) +
-                  " s (a process stopped or froze, or the file system hangs); giving up (--timeout)");
+                  std::to_string(int64_t(std::chrono::duration<double>(limit_).count())) + " s" +
+                  (why_given ? "" : " (a process stopped or froze, or the file system hangs)") + "; giving up (--timeout)");
     }
   }
 }

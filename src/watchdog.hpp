@@ -21,8 +21,9 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
   void set_process(int process);
-  // From now on the stretch `what` ("writing the HDF5 file ...") must show progress.
-  void arm(const std::string& what);
+  // From now on the stretch `what` ("writing the HDF5 file ...") must show progress, within the
+  // limit or, when shorter, `limit_s` seconds (> 0). Stretches do not nest: this one replaces any.
+  void arm(const std::string& what, double limit_s = 0);
   void extend();  // progress: the limit starts again
   void disarm();
 
@@ -30,7 +31,7 @@ class Watchdog {
   void run();
   using Clock = std::chrono::steady_clock;
   double limit_s_;
-  Clock::duration limit_;
+  Clock::duration base_, limit_;  // the process's limit; the armed stretch's
   int process_;
   std::mutex m_;
   std::condition_variable cv_;

@@ -3,9 +3,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +29,14 @@ fs::path fresh_dir(const std::string& name) {  // under the temp folder, named b
   fs::remove_all(d), fs::create_directories(d);
   return d;
 }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> v;
@@ -72,3 +87,108 @@ TEST(OutputFiles, TerminationRemovesTemporaries) {
   EXPECT_EQ(listing(dir), std::vector<std::string>{});
 }
 
+
+// N8: a commit renames nothing unless every target is replaceable: the target made a directory
+// during the run (the repro's race) leaves the summary that existed before.
+TEST(OutputFiles, CommitRenamesNothingUnlessEveryTargetIsReplaceable) {
+  const fs::path dir = fresh_dir("n8-check");
+  put(dir / "s.json", "OLDJSON"), put(dir / ".s.json.tmp", "NEW"), put(dir / ".x.h5.tmp", "H5");
+  fs::create_directories(dir / "x.h5");
+  const auto fail = common::rename_all({{(dir / ".s.json.tmp").string(), (dir / "s.json").string()},
+                                        {(dir / ".x.h5.tmp").string(), (dir / "x.h5").string()}});
+  EXPECT_EQ(fail.index, 1u);
+  EXPECT_EQ(fail.reason, "is a directory now");
+  EXPECT_EQ(slurp(dir / "s.json"), "OLDJSON");
+  for (const auto& f : listing(dir)) EXPECT_EQ(f.find(".bak-"), std::string::npos) << f;
+}
+
+// N8: a rename that fails after the check (here: across file systems) gives back what the earlier
+// renames replaced, from their hard-linked backups; a target that was absent is removed again.
+TEST(OutputFiles, FailedCommitGivesBackTheEarlierFiles) {
+  const fs::path dir = fresh_dir("n8-rollback"), other = "/dev/shm";
+  struct stat a {}, b {};
+  if (::stat(dir.c_str(), &a) != 0 || ::stat(other.c_str(), &b) != 0 || a.st_dev == b.st_dev)
+    GTEST_SKIP() << "needs " << other << " on another file system than " << dir;
+  const fs::path far = other / ("ss-outfiles-" + std::to_string(::getpid()) + ".tmp");
+  put(dir / "s.json", "OLDJSON"), put(dir / ".s.json.tmp", "NEW"), put(dir / "x.h5", "OLDH5"), put(far, "H5");
+  auto fail = common::rename_all({{(dir / ".s.json.tmp").string(), (dir / "s.json").string()},
+                                  {far.string(), (dir / "x.h5").string()}});
+  EXPECT_EQ(fail.index, 1u);
+  EXPECT_FALSE(fail.reason.empty());
+  EXPECT_EQ(slurp(dir / "s.json"), "OLDJSON");
+  EXPECT_EQ(slurp(dir / "x.h5"), "OLDH5");
+  // No earlier summary: the one renamed is taken back.
+  fs::remove(dir / "s.json");
+  put(dir / ".s.json.tmp", "NEW");
+  fail = common::rename_all({{(dir / ".s.json.tmp").string(), (dir / "s.json").string()},
+                             {far.string(), (dir / "x.h5").string()}});
+  EXPECT_EQ(fail.index, 1u);
+  EXPECT_FALSE(fs::exists(dir / "s.json"));
+  for (const auto& f : listing(dir)) EXPECT_EQ(f.find(".bak-"), std::string::npos) << f;
+  fs::remove(far);
+  // And a commit that succeeds leaves no backup.
+  put(dir / ".s.json.tmp", "NEW"), put(dir / "s.json", "OLDJSON");
+  EXPECT_TRUE(common::rename_all({{(dir / ".s.json.tmp").string(), (dir / "s.json").string()}}).reason.empty());
+  EXPECT_EQ(slurp(dir / "s.json"), "NEW");
+  EXPECT_EQ(listing(dir).size(), 2u);  // s.json and x.h5
+}
+
+// N4: what a commit must never rename over, without following links.
+TEST(OutputFiles, NotReplaceableTargets) {
+  const fs::path dir = fresh_dir("n4");
+  put(dir / "plain", "x");
+  ::mkfifo((dir / "fifo").c_str(), 0600);
+  fs::create_symlink("plain", dir / "link");
+  fs::create_directories(dir / "sub");
+  EXPECT_EQ(common::not_replaceable((dir / "plain").string()), "");
+  EXPECT_EQ(common::not_replaceable((dir / "absent").string()), "");
+  EXPECT_EQ(common::not_replaceable((dir / "fifo").string()), "is a FIFO");
+  EXPECT_EQ(common::not_replaceable((dir / "link").string()), "is a symbolic link");
+  EXPECT_EQ(common::not_replaceable((dir / "sub").string()), "is a directory");
+  EXPECT_EQ(common::not_replaceable("/dev/null"), "is a character device");  // only looked at
+}
+
+// A commit's backup left by a killed run is removed like its temporaries.
+TEST(OutputFiles, StaleBackupsOfDeadProcessesAreRemoved) {
+  const fs::path dir = fresh_dir("stale-bak");
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  const fs::path bak = dir / (".x.h5.bak-" + common::host_name() + "-" + std::to_string(child));
+  put(bak, "old");
+  EXPECT_EQ(common::remove_stale_temps((dir / "x.h5").string()), 1);
+  EXPECT_FALSE(fs::exists(bak));
+}
+
+// N2: the space reserved for the HDF5 file, or why not, with nothing left reserved on failure.
+TEST(OutputFiles, ReserveSpaceOrSayWhy) {
+  const fs::path dir = fresh_dir("reserve");
+  put(dir / "f", "x");
+  EXPECT_EQ(common::reserve_space((dir / "f").string(), 1 << 20), "");
+  EXPECT_EQ(fs::file_size(dir / "f"), 1u);  // the size is unchanged
+  // The file size limit is no reservation's business in the kernel: checked here.
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit low = old;
+  low.rlim_cur = 1 << 20;
+  if (old.rlim_max == RLIM_INFINITY || old.rlim_max >= low.rlim_cur) {
+    ::setrlimit(RLIMIT_FSIZE, &low);
+    EXPECT_EQ(common::reserve_space((dir / "f").string(), 2 << 20).rfind("File too large: the file size limit", 0), 0u);
+    ::setrlimit(RLIMIT_FSIZE, &old);
+  }
+  // A small file system: more than it has is refused, and its free space is as before.
+  const fs::path mnt = dir / "mnt";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here (not root?)";
+  put(mnt / "f", "x");
+  struct statvfs before {}, after {};
+  ::statvfs(mnt.c_str(), &before);
+  const std::string why = common::reserve_space((mnt / "f").string(), 64 << 20);
+  ::statvfs(mnt.c_str(), &after);
+  EXPECT_EQ(why, "No space left on device");
+  EXPECT_EQ(after.f_bavail, before.f_bavail);
+  EXPECT_EQ(common::reserve_space((mnt / "f").string(), 1 << 20), "");
+  ::statvfs(mnt.c_str(), &after);
+  EXPECT_LT(after.f_bavail, before.f_bavail);  // held, though the file is 1 byte
+  ::umount(mnt.c_str());
+}
