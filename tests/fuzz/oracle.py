@@ -16,6 +16,7 @@ import families
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAN_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "ERROR: UndefinedBehaviorSanitizer",
                "AddressSanitizer:DEADLYSIGNAL", "ERROR: ThreadSanitizer")
+SHM = "/dev/shm"
 MEM_LIMIT = 4 << 30  # a case may use 4 GiB (several sessions share the machine)
 _sanitized = {}
 
@@ -174,6 +175,7 @@ def run_case(scan, casedir, healthy, timeout, outdir, desc=None, tools=None):
     if mpi:  # its own --timeout 20 ends a stuck job with exit 1; a hang past this is a finding
         timeout = max(timeout, 60)
     before, before_out = tree_state(casedir), tree_state(outdir)
+    shm = set(os.listdir(SHM)) if mpi and os.path.isdir(SHM) else set()
     t0 = time.time()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                          start_new_session=True, preexec_fn=None if is_sanitized(scan) else limit_memory)
@@ -235,9 +237,13 @@ def run_case(scan, casedir, healthy, timeout, outdir, desc=None, tools=None):
     if rc == 0:
         outcome += outcome_note(desc, outdir)
     res = {"ok": not problems, "outcome": outcome, "problems": problems, "rc": rc, "stderr": err, "stdout": out[-3000:],
-           "secs": secs, "cmd": " ".join(shlex.quote(c) for c in cmd),
-           "env": {k: v for k, v in env.items() if k.startswith(("SS_", "LD_PRELOAD"))}}
+           "secs": secs, "cmd": " ".join(shlex.quote(c) for c in [f"{k}={v}" for k, v in sorted(env.items())
+                                                                   if k.startswith(("SS_", "LD_PRELOAD", "OMPI_"))] + cmd)}
     res["signature"] = signature(kind, problems, err, desc) if problems else ""
+    if mpi:  # a crashed MPI-IO open leaves its named semaphore (sem.OMPIO_.scan.h5.tmp-HOST-PID): not ours to keep
+        res["litter"] = [f for f in set(os.listdir(SHM)) - shm if f.startswith("sem.OMPIO_.") and ".tmp-" in f]
+        for f in res["litter"]:
+            os.remove(os.path.join(SHM, f))
     shutil.rmtree(outdir, ignore_errors=True)
     return res
 
