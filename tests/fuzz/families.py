@@ -30,6 +30,10 @@ SALTS = (0x5EED0002, 0x5EED0003)  # WAL salts, likewise
 JOURNAL_MAGIC = bytes([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7])
 
 
+class BuildError(RuntimeError):
+    """A described case cannot be built as described (say, no change reached the file)."""
+
+
 def pick_kind(fuzz_seed, index, weights=None):
     """The family of case `index`, from its own random stream: the plain mutation cases keep the
     stream (and so the content) they had before the families existed."""
@@ -153,6 +157,8 @@ def describe_journal(rng, seeds):
             txn.append("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = start + 1000")
         if rng.random() < 0.3 and "NVTX_EVENTS" in have:
             txn.append("DELETE FROM NVTX_EVENTS WHERE rowid % 2 = 1")
+        # a change whatever the file holds (a tiny export may have no row the others touch)
+        txn.append("UPDATE StringIds SET value = value || '~' WHERE id = (SELECT min(id) FROM StringIds)")
     return {"kind": "journal", "variant": variant, "seed": seed, "victim": f"rank_{victim}.sqlite",
             "healthy": f"rank_{1 - victim}.sqlite", "ops": [{"kind": "txn", "sql": txn}],
             "cache_pages": rng.choice([1, 2]) if variant == "hot" else 2000,
@@ -227,7 +233,7 @@ def check_journal_state(desc, dest):
         ok = {"wal": wal_mode and size > 0, "wal_empty": wal_mode and size == 0,
               "wal_beside_rollback": not wal_mode and size > 0}[variant]
     if not ok:
-        raise RuntimeError(f"journal case {variant}: the built state is not the intended one")
+        raise BuildError(f"journal case {variant} on {desc['seed']}: the built state is not the intended one")
 
 
 def victim_seed(rng, seeds):

@@ -79,10 +79,16 @@ def build_case(args, seeds, index, casedir):
     kind = families.pick_kind(args.seed, index, args.kind_weights)
     rng = random.Random(f"{args.seed}:{index}")
     if kind in families.DESCRIBE:
-        desc = families.DESCRIBE[kind](rng, seeds)
-        desc.update(fuzz_seed=args.seed, case=index)
-        materialize(seeds, desc, casedir)
-        return desc
+        for attempt in range(5):  # a description that cannot give its state here is drawn again (same stream)
+            desc = families.DESCRIBE[kind](rng, seeds)
+            desc.update(fuzz_seed=args.seed, case=index)
+            try:
+                materialize(seeds, desc, casedir)
+                return desc
+            except families.BuildError as e:
+                if attempt == 4:
+                    raise
+                print(f"case {index}: {e}; drawn again", flush=True)
     names = VICTIM_SEEDS(seeds)
     weights = [{"gen": 4, "gen30": 2, "genbig": 1}.get(n, 1) for n in names]
     seed = rng.choices(names, weights)[0]

@@ -134,8 +134,7 @@ def command(scan, casedir, outdir, desc, tools):
     run = desc.get("run", {})
     out = resolve(run.get("out", "OUT/scan.h5"), casedir, outdir)
     summary = resolve(run.get("summary", "OUT/summary.json"), casedir, outdir)
-    cmd = [scan, os.path.join(casedir, run.get("dir", ".")).rstrip("/."), "-o", out, "--summary", summary]
-    cmd[1] = cmd[1] or casedir
+    cmd = [scan, os.path.normpath(os.path.join(casedir, run.get("dir", "."))), "-o", out, "--summary", summary]
     cmd += run.get("args", [])
     env, extra = child_env(scan), {}
     for k, v in run.get("env", {}).items():
@@ -203,6 +202,10 @@ def run_case(scan, casedir, healthy, timeout, outdir, desc=None, tools=None):
     elif rc < 0:
         problems.append(f"killed by signal {-rc}" + (" (under mpirun)" if mpi else ""))
         kind = f"signal {-rc}"
+    elif rc == 1 and "cannot write" not in err and "(--timeout)" in err:  # the liveness watchdog ended it
+        problems.append("exit 1 from the --timeout watchdog, not 'cannot write' (after %.0f s): " % (time.time() - t0) +
+                        [l for l in tool_err.splitlines() if "(--timeout)" in l][0])
+        kind = "watchdog"
     elif rc == 1 and "cannot write" not in err:
         problems.append("exit 1: " + (tool_err.strip().splitlines() or ["(no message)"])[-1])
         kind = "exit1"
