@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Shrinks a saved finding to the fewest mutations that still give the same failure, and writes it
 as a corpus case (gzipped rank files + case.json) to be checked in under tests/fuzz/corpus/.
+Cases of the families without mutations (links, rank_names, write_fault) are rebuilt from their
+description and checked as they are; a journal case's transaction is shrunk like a mutation.
 
   minimize.py --scan BIN --sim BIN --workdir DIR FINDING_DIR CORPUS_DIR/NAME [--defect D1] [--note TEXT]
 """
@@ -48,11 +50,16 @@ def main():
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("--defect", default="")
     ap.add_argument("--note", default="")
+    ap.add_argument("--fault-lib", help="libwrite_faults.so (write_fault cases; default: found beside the binary)")
+    ap.add_argument("--no-mpi", action="store_true", help="skip cases that run under mpirun")
     ap.add_argument("finding")
     ap.add_argument("dest")
     args = ap.parse_args()
     args.workdir = os.path.abspath(args.workdir)
     seeds = fuzz_nsys.make_seeds(args)
+    mpirun = shutil.which("mpirun")
+    tools = {"fault_lib": os.path.abspath(args.fault_lib) if args.fault_lib else fuzz_nsys.find_fault_lib(args.scan),
+             "mpirun": None if args.no_mpi or not mpirun or not fuzz_nsys.uses_mpi(args.scan) else mpirun}
     casedir, outdir = os.path.join(args.workdir, "min-case"), os.path.join(args.workdir, "min-out")
     work = {}
     with open(os.path.join(args.finding, "case.json")) as f:
@@ -65,10 +72,10 @@ def main():
             fuzz_nsys.materialize(seeds, d, casedir)
         except Exception:  # a shortened recipe may no longer apply
             return None
-        res = run_case(args.scan, casedir, d["healthy"], args.timeout, outdir)
+        res = run_case(args.scan, casedir, d["healthy"], args.timeout, outdir, desc=d, tools=tools)
         return res if res["signature"] and res["signature"] == (target or res["signature"]) else None
 
-    ops = desc["ops"]
+    ops = desc.get("ops", [])
     work["res"] = fails(ops)
     if not work["res"]:
         sys.exit(f"{args.finding}: does not reproduce '{desc['signature']}' from its recipe")

@@ -240,6 +240,56 @@ def m_times(rng, con, tables):
     return t, [f"UPDATE {q(t)} SET {e} WHERE {w}"]
 
 
+# Columns each reader query takes (ranks/readers/nsys_reader.cpp), favoured by m_extreme.
+READER_INT_COLUMNS = {
+    "CUPTI_ACTIVITY_KIND_KERNEL": ["start", "end", "streamId", "shortName", "correlationId", "globalPid", "deviceId"],
+    "CUPTI_ACTIVITY_KIND_RUNTIME": ["start", "end", "globalTid", "correlationId", "nameId"],
+    "NVTX_EVENTS": ["start", "end", "eventType", "textId", "domainId", "globalTid"],
+    "CUPTI_ACTIVITY_KIND_MEMCPY": ["start", "end", "bytes", "copyKind", "streamId", "globalPid"],
+    "CUPTI_ACTIVITY_KIND_MEMSET": ["start", "end", "bytes", "streamId", "globalPid"],
+    "StringIds": ["id"],
+    "TARGET_INFO_SESSION_START_TIME": ["utcEpochNs", "systemClockNs"],
+    "ANALYSIS_DETAILS": ["startTime", "stopTime", "duration"],
+}
+EXTREMES = [I64_MIN, I64_MAX, -1, 0, 2**31, 2**32, 2**31 - 1, -2**31, I64_MIN + 1, I64_MAX - 1]
+
+
+def int_columns(con, table):
+    """Columns of integer affinity (declared INT...), e.g. every id, time and count of nsys tables."""
+    return [r[1] for r in con.execute(f"PRAGMA table_info({q(table)})") if "INT" in (r[2] or "").upper()]
+
+
+def m_extreme(rng, con, tables):
+    """Class 1 (issue 17): INT64_MIN, INT64_MAX, -1, 0, 2^31, 2^32 in any integer column of a table the
+    reader uses (a first kernel row with deviceId = INT64_MIN crashed), on the first row, the first
+    in time, the last, all rows or some."""
+    cands = [t for t in sorted(tables) if t in HOT_TABLES and
+             con.execute(f"SELECT count(*) FROM {q(t)}").fetchone()[0] > 0 and int_columns(con, t)]
+    if not cands:
+        return None
+    t = rng.choices(cands, [3 if c in READER_INT_COLUMNS else 1 for c in cands])[0]
+    ints = int_columns(con, t)
+    used = [c for c in READER_INT_COLUMNS.get(t, []) if c in ints]
+    cols = []
+    for _ in range(rng.choices([1, 2, 3], [6, 2, 1])[0]):
+        c = rng.choice(used) if used and rng.random() < 0.75 else rng.choice(ints)
+        if c not in cols:
+            cols.append(c)
+    r = rng.random()
+    if r < 0.3:
+        w = f"rowid = (SELECT min(rowid) FROM {q(t)})"
+    elif r < 0.45 and "start" in tables[t]:
+        w = f"rowid = (SELECT rowid FROM {q(t)} ORDER BY start, rowid LIMIT 1)"
+    elif r < 0.55:
+        w = f"rowid = (SELECT max(rowid) FROM {q(t)})"
+    elif r < 0.75:
+        w = "1"
+    else:
+        w = where_rows(rng, con, t)
+    sets = ", ".join(f"{q(c)} = {rng.choice(EXTREMES)}" for c in cols)
+    return t, [f"UPDATE {q(t)} SET {sets} WHERE {w}"]
+
+
 SQL_MUTATIONS = {  # name -> (weight, function)
     "value_int": (6, lambda r, c, t: m_value(r, c, t, "int")),
     "type_text": (3, lambda r, c, t: m_value(r, c, t, "text")),
@@ -328,12 +378,17 @@ def apply_ops(path, ops):
                 con.close()
 
 
-def mutate(path, rng):
-    """Applies 1-3 random mutations to the file at path; returns the recipe."""
+EXTREME_MUTATIONS = {"extreme_int": (1, m_extreme)}
+
+
+def mutate(path, rng, mutations=None, raw=0.2):
+    """Applies 1-3 random mutations (of `mutations`, default SQL_MUTATIONS, plus raw byte edits with
+    probability `raw`) to the file at path; returns the recipe."""
+    mutations = mutations or SQL_MUTATIONS
     ops = []
     n = rng.choices([1, 2, 3], [6, 3, 1])[0]
     for i in range(n):
-        if rng.random() < 0.2 and i == n - 1:  # raw edits come last: SQLite may refuse the file after them
+        if rng.random() < raw and i == n - 1:  # raw edits come last: SQLite may refuse the file after them
             with open(path, "rb") as f:
                 op = raw_op(rng, f.read())
             apply_raw(path, op)
@@ -343,8 +398,8 @@ def mutate(path, rng):
         try:
             tables = schema(con)
             for _ in range(5):
-                name = rng.choices(list(SQL_MUTATIONS), [w for w, _ in SQL_MUTATIONS.values()])[0]
-                got = SQL_MUTATIONS[name][1](rng, con, tables)
+                name = rng.choices(list(mutations), [w for w, _ in mutations.values()])[0]
+                got = mutations[name][1](rng, con, tables)
                 if not got:
                     continue
                 table, stmts = got
