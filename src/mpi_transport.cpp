@@ -140,6 +140,9 @@ class MpiTransport final : public Transport {
   void barrier() override { run(MPI_Ibarrier(comm_, &req_)); }
 
   [[noreturn]] void abort_job(const std::string& line) override {
+    // Process 0 says it when it can: the others wait a moment (it ends them), so that a failure
+    // seen everywhere is one line; a process 0 stuck elsewhere leaves the saying to them.
+    if (!root()) std::this_thread::sleep_for(std::chrono::seconds(3));
     common::remove_armed_temps();
     std::cerr << "straggler-scan: " << (root() ? "" : "process " + std::to_string(me_) + ": ")
               << common::printable(line) << std::endl;

@@ -219,8 +219,8 @@ TEST(ReproN7, HotJournalIsRefusedAndNeverTouched) {
   EXPECT_EQ(slurp(dir + "/rank_0.sqlite"), db);
 }
 
-// The class: a WAL holding commits not yet in the file is refused too; a finished journal (zeroed
-// header) or an empty WAL is no unfinished write.
+// The class: a WAL holding commits not yet in the file is refused too (whatever the header says);
+// a finished journal (zeroed header) or an empty WAL is no unfinished write.
 TEST(ReproN7, WalAndFinishedJournals) {
   const fs::path d = generate("n7-made", "--layout 1x1x2 --hosts 1 --iterations 3");
   const fs::path f = d / "rank_0.sqlite";
@@ -229,6 +229,11 @@ TEST(ReproN7, WalAndFinishedJournals) {
   EXPECT_EQ(s.r.status, 0) << s.r.out;
   EXPECT_TRUE(has(s.r.out, "2 ranks from 2 files")) << s.r.out;
   fs::remove(f.string() + "-journal");
+  // A -wal beside a rollback-mode file: SQLite would apply it all the same.
+  std::ofstream(f.string() + "-wal", std::ios::binary) << std::string(4096, 'w');
+  s = scan(d.string(), "n7-stray-wal");
+  EXPECT_TRUE(has(s.r.out, "rank_0.sqlite: commits not yet in the file")) << s.r.out;
+  fs::remove(f.string() + "-wal");
   testsql::sql(f, "PRAGMA journal_mode=WAL");  // the header now says WAL (bytes 18-19 = 2)
   std::ofstream(f.string() + "-wal", std::ios::binary) << "";  // empty: nothing pending
   s = scan(d.string(), "n7-empty-wal");

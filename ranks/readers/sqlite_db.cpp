@@ -44,9 +44,10 @@ std::string describe(int rc, sqlite3* db) {
 // also makes SQLite ignore a rollback journal and a write-ahead log: a copy taken while `nsys
 // export` was writing would be read half-way through a transaction (repro N7). So an unfinished
 // write beside the file is refused: a hot journal (non-empty, starting with the journal magic;
-// sqlite.org/fileformat2.html 4.1: a zeroed header is a finished one) or, for a WAL-mode file
-// (header bytes 18-19 = 2), a non-empty -wal holding commits not yet in the file (section 4.3).
-void check_unfinished(const std::string& path, bool wal_mode) {
+// sqlite.org/fileformat2.html 4.1: a zeroed header is a finished one) or a non-empty -wal holding
+// commits not yet in the file (section 4.3; SQLite opened normally applies one even beside a file
+// whose header says rollback mode, so the header is no excuse).
+void check_unfinished(const std::string& path) {
   static const unsigned char magic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
   const std::string journal = path + "-journal", wal = path + "-wal";
   const std::string name = std::filesystem::path(path).filename().string();
@@ -62,7 +63,7 @@ void check_unfinished(const std::string& path, bool wal_mode) {
     throw ProfileError(path + ": cannot tell whether a write was unfinished: " + name + "-journal is unreadable");
   }
   struct stat st {};
-  if (wal_mode && ::stat(wal.c_str(), &st) == 0 && st.st_size > 0)
+  if (::stat(wal.c_str(), &st) == 0 && st.st_size > 0)
     throw ProfileError(path + ": commits not yet in the file: its write-ahead log " + name +
                        "-wal is beside it; checkpoint it (sqlite3 FILE 'PRAGMA wal_checkpoint') or export again");
 }
@@ -85,7 +86,7 @@ void check_header(const std::string& path) {
   const uint32_t raw_page = uint32_t(h[16]) << 8 | h[17];
   const int64_t page = raw_page == 1 ? 65536 : raw_page;
   const int64_t pages = be32(28);
-  check_unfinished(path, h[18] == 2 && h[19] == 2);
+  check_unfinished(path);
   if (pages == 0 || be32(24) != be32(92) || page < 512 || (page & (page - 1))) return;
   const int64_t want = page * pages;
   if (int64_t(st.st_size) < want)

@@ -132,7 +132,7 @@ def rewrite(path, fn):
 
 JOURNAL_VARIANTS = {  # name -> (weight, harmful): harmful ones must be refused, the others read
     "hot": (3, True), "wal": (3, True), "journal_zeroed": (1, False), "journal_unsynced": (1, False),
-    "wal_empty": (1, False), "wal_beside_rollback": (1, False),
+    "wal_empty": (1, False), "wal_beside_rollback": (1, True),
 }
 
 
