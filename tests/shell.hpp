@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace testsh {
@@ -32,6 +34,14 @@ inline std::string sh(const std::string& cmd, int* status) {
   Result r = sh(cmd);
   *status = r.status;
   return std::move(r.out);
+}
+
+// A whole file's bytes ("" when unreadable).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace testsh

@@ -60,12 +60,7 @@ Scan scan(const std::string& inputs, const std::string& tag, const std::string& 
   return s;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const fs::path& path) { return testsh::slurp(path.string()); }
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 

@@ -39,12 +39,7 @@ fs::path generate(const std::string& name, const std::string& args = "--layout 1
   return dir;
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const fs::path& path) { return testsh::slurp(path.string()); }
 void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
