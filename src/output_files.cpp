@@ -47,10 +47,13 @@ void OutputFiles::commit(const std::string& error) {
     std::vector<std::pair<std::string, std::string>> renames;
     if (!summary_.empty()) renames.emplace_back(summary_temp_, summary_);
     if (!h5_.empty()) renames.emplace_back(h5_temp_, h5_);
-    if (const auto fail = common::rename_all(renames); !fail.reason.empty())
+    if (const auto fail = common::rename_all(renames); !fail.reason.empty()) {
+      // "is a directory now" (the target changed during the run) or the system's reason.
+      const std::string reason = fail.reason.rfind("is ", 0) == 0 ? "the path " + fail.reason : "rename: " + fail.reason;
       why = renames[fail.index].second == summary_
-                ? common::printable(summary_) + ": cannot write the summary (" + fail.reason + ")"
-                : common::printable(h5_) + ": cannot write HDF5 output (rename: " + fail.reason + ")";
+                ? common::printable(summary_) + ": cannot write the summary (" + reason + ")"
+                : common::printable(h5_) + ": cannot write HDF5 output (" + reason + ")";
+    }
   }
   if (t_.root()) {
     if (!why.empty()) remove_temps();

@@ -192,3 +192,22 @@ TEST(OutputFiles, ReserveSpaceOrSayWhy) {
   EXPECT_LT(after.f_bavail, before.f_bavail);  // held, though the file is 1 byte
   ::umount(mnt.c_str());
 }
+
+// N8 through OutputFiles, as the driver commits: the HDF5 target made a directory during the run
+// fails the commit with one line, the summary written before the run stays, no temporary is left.
+TEST(OutputFiles, CommitOverADirectoryKeepsTheEarlierSummary) {
+  const fs::path dir = fresh_dir("n8-commit");
+  put(dir / "race.json", "OLDJSON");
+  auto local = local_transport();
+  try {
+    OutputFiles f(*local, (dir / "race.h5").string(), (dir / "race.json").string());
+    put(f.h5_temp(), "H5"), put(f.summary_temp(), "NEW");
+    fs::create_directories(dir / "race.h5");
+    f.commit("");
+    FAIL() << "no error";
+  } catch (const common::OutputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "race.h5").string() + ": cannot write HDF5 output (the path is a directory now)");
+  }
+  EXPECT_EQ(slurp(dir / "race.json"), "OLDJSON");
+  EXPECT_EQ(listing(dir).size(), 2u);  // race.json and the directory race.h5
+}
