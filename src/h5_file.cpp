@@ -30,7 +30,8 @@ hid_t string_type(size_t len) {
 }
 }  // namespace
 
-File::File(Transport& t, const std::string& path) : t_(t) {
+File::File(Transport& t, const std::string& path, const std::string& shown)
+    : t_(t), shown_(shown.empty() ? path : shown) {
   hid_t fapl = check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
   if (const MPI_Comm* comm = t.mpi_comm()) H5Pset_fapl_mpio(fapl, *comm, MPI_INFO_NULL);
   file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -62,8 +63,8 @@ void File::close() {
   // Every process has written its data (the reduce above): the close only flushes metadata and
   // truncates, quickly. When a metadata write fails on one process only, HDF5's processes part
   // ways inside H5Fclose for good (repro D4, N2): a short bound then ends the job.
-  const auto guard = t_.blocking("closing the HDF5 file (a write failed on some process only, or the file "
-                                 "system hangs)", kCloseLimitSeconds);
+  const auto guard = t_.blocking("closing " + shown_ + " (cannot write HDF5 output: a write failed on some process "
+                                 "only, or the file system hangs)", kCloseLimitSeconds);
   hid_t f = file_;
   file_ = -1;
   herr_t st = H5Fclose(f);

@@ -56,7 +56,9 @@ class AgreedError : public std::runtime_error {
 
 class File {
  public:
-  File(Transport& t, const std::string& path);  // collective create (truncates)
+  // Collective create (truncates); `shown`: the name messages give it (the final path of a
+  // temporary), `path` when empty.
+  File(Transport& t, const std::string& path, const std::string& shown = "");
   // A file that writes nothing and counts the bytes a real one would hold (data plus a generous
   // allowance per object): the same collective calls, to check the space before writing.
   struct Measure {};
@@ -178,6 +180,7 @@ class File {
   Transport& t_;
   bool measuring_ = false;
   uint64_t bytes_ = 0;
+  std::string shown_;
   hid_t file_ = -1, xfer_ = -1;
 };
 

@@ -228,7 +228,7 @@ void write_hdf5(Transport& t, const std::string& path, const std::string& tmp, c
   try {
     // HDF5's collective calls block inside HDF5: a watchdog bounds them (File calls alive()).
     const auto guard = t.blocking("writing the HDF5 file " + path);
-    File f(t, tmp);
+    File f(t, tmp, path);
     reserve(t, tmp, need);
     write_all(f, rt);
     f.close();

@@ -138,7 +138,8 @@ TEST(ReproN2, WriteErrorsEndCleanly) {
         // H5Fclose: the close's short bound ends the job, saying so.
         EXPECT_TRUE(has(r.out, (out / "s.h5").string() + ": cannot write HDF5 output (") ||
                     has(r.out, (out / "s.json").string() + ": cannot write the summary (") ||
-                    (*launcher && has(r.out, "no progress closing the HDF5 file (a write failed on some process only")))
+                    (*launcher && has(r.out, "no progress closing " + (out / "s.h5").string() +
+                                                 " (cannot write HDF5 output: a write failed on some process only")))
             << what << "\n" << r.out.substr(0, 3000);
         EXPECT_FALSE(has(r.out, "Segmentation fault") || has(r.out, "signal 11")) << what;
         EXPECT_EQ(slurp(out / "s.h5"), "OLDH5") << what;
