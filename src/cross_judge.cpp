@@ -106,6 +106,7 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
   rp.stats.assign(comms.size(), CommStats{});
   // The per-op results are dropped here (replay_owned recomputes them for the writer).
   for (const auto& [ci, members] : owned.members) {
+    x.transport().alive();  // long local work at scale, not silence (--timeout)
     const auto replay = c::replay_communicator(decode(comms[ci], members), clocks, rp.acc);
     rp.stats[ci] = {double(replay.ops.size()), replay.median_transfer_ns, double(replay.mismatch_seq + 1),
                     double(replay.clock_violations_before), double(replay.clock_violations_after)};

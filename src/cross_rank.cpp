@@ -200,8 +200,10 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
                       int world, bool correction) {
   ClockFit fit;
   std::vector<c::ClockEdge> mine;
-  for (const auto& [ci, members] : owned.members)
+  for (const auto& [ci, members] : owned.members) {
+    x.transport().alive();
     for (const auto& e : c::comm_clock_edges(decode(inf.comms[ci], members))) mine.push_back(e);
+  }
   // Ranks captured in one file share its clock: tie them with an edge that outweighs any estimate.
   std::map<int64_t, int32_t> first_of_domain;
   for (const auto& in : local) {
