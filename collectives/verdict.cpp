@@ -7,10 +7,12 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "common/stats.hpp"
+#include "consistency.hpp"
 #include "ranks/changepoint.hpp"
 
 namespace collectives {
@@ -273,6 +275,8 @@ struct Run {
   std::map<size_t, std::vector<double>> shifted;        // change index -> own-shift z per rank
   std::vector<double> best_z;
   std::vector<Window> best_w;                           // {0, 0}: qualifies nowhere
+  std::optional<Consistency> own_repeats, idle_repeats;  // per-iteration evidence (consistency.hpp)
+  std::vector<uint8_t> by_idle;                          // qualified on its extra GPU idle only
 
   double run_ms(Window w) const {
     double t = 0;
@@ -282,9 +286,14 @@ struct Run {
   double total_of(size_t i, Window w) const { return prefix[i][w.to] - prefix[i][w.from]; }
   const std::vector<double>& judge(Window w);
   const std::vector<double>& judge_shift(size_t at);
+  double blame_in(size_t i, Window w) const;
+  bool repeats(const Consistency& c, size_t i, Window w) const { return c.passes(c.high(i, w.from, w.to), w.to - w.from); }
   bool qualifies(size_t i, Window w, double z, bool own_shift) const;
+  bool idle_qualifies(size_t i, Window w) const;
+  std::vector<double> extra_idle(size_t i) const;
   void consider(size_t i, Window w, double z, bool own_shift = false) {
-    if (qualifies(i, w, z, own_shift) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w;
+    const bool own = qualifies(i, w, z, own_shift), idle = !own && !own_shift && idle_qualifies(i, w);
+    if ((own || idle) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w, by_idle[i] = idle;
   }
 };
 
@@ -409,13 +418,54 @@ const std::vector<double>& Run::judge_shift(size_t at) {
 // A straggler holds its peers back (blame). A rank whose own change is overwhelming (own-shift z
 // on its own baseline) qualifies without: a slower rank may hide it (peers wait for that one), and
 // it becomes the straggler as soon as the slower one is fixed.
-bool Run::qualifies(size_t i, Window w, double z, bool own_shift) const {
-  const double run = run_ms(w);
+double Run::blame_in(size_t i, Window w) const {
   double blame = 0;
   for (size_t it = w.from; it < w.to && it < ranks[i].blame_by_iteration.size(); ++it)
     blame += ranks[i].blame_by_iteration[it] / 1e6;
+  return blame;
+}
+
+bool Run::qualifies(size_t i, Window w, double z, bool own_shift) const {
+  const double run = run_ms(w);
+  if (!repeats(*own_repeats, i, w)) return false;
   if (own_shift && z >= opt.own_shift_z && total_of(i, w) >= opt.own_shift_excess * run) return true;
-  return z >= opt.outlier_z && total_of(i, w) >= opt.min_excess * run && blame >= opt.min_blame * run;
+  return z >= opt.outlier_z && total_of(i, w) >= opt.min_excess * run && blame_in(i, w) >= opt.min_blame * run;
+}
+
+// The host-side channel (verdict.hpp): extra GPU idle that repeats, matters and holds peers back.
+bool Run::idle_qualifies(size_t i, Window w) const {
+  const double run = run_ms(w);
+  if (total_of(i, w) <= 0 || blame_in(i, w) < opt.min_blame * run || !repeats(*idle_repeats, i, w)) return false;
+  const auto extra = extra_idle(i);
+  return std::accumulate(extra.begin() + long(std::max<size_t>(w.from, 1)), extra.begin() + long(w.to), 0.0) >=
+         opt.min_excess * run;
+}
+
+// GPU idle per iteration [0, common) beyond its role's median (ms).
+std::vector<double> Run::extra_idle(size_t i) const {
+  std::vector<double> out(common, 0.0);
+  auto idle = [&](size_t k, size_t it) { return it < ranks[k].idle_ms.size() ? ranks[k].idle_ms[it] : 0.0; };
+  for (size_t it = 1; it < common; ++it) {
+    std::vector<double> peers;
+    for (size_t k : roles.at(ranks[i].role)) peers.push_back(idle(k, it));
+    out[it] = idle(i, it) - median(peers);
+  }
+  return out;
+}
+
+// Per-iteration evidence of own time and of GPU idle, and how many iterations the verdict needs.
+void build_repeats(Run& run) {
+  const auto& ranks = run.ranks;
+  std::vector<int> role;
+  std::vector<std::vector<double>> idle;
+  for (const auto& r : ranks) role.push_back(r.role), idle.push_back(r.idle_ms);
+  const ConsistencyOptions co{run.opt.consistency_z, run.opt.consistency_floor, run.opt.chance_floor, run.opt.family_alpha};
+  run.own_repeats.emplace(run.excess, role, run.v.job_step_ms, run.common, co);
+  run.idle_repeats.emplace(idle, role, run.v.job_step_ms, run.common, co);
+  run.v.judged_iterations = int64_t(run.common > 1 ? run.common - 1 : 0);
+  run.v.compared_ranks = int64_t(ranks.size());
+  const size_t need = run.own_repeats->min_iterations();
+  run.v.needed_iterations = need == SIZE_MAX ? -1 : int64_t(need);
 }
 
 // Job-wide windows for everyone (the first, the whole steady run, gives the score); each rank also
@@ -423,7 +473,7 @@ bool Run::qualifies(size_t i, Window w, double z, bool own_shift) const {
 // rank moves no job-wide median).
 void choose_windows(Run& run, const std::vector<Window>& windows) {
   const size_t n = run.ranks.size();
-  run.best_z.assign(n, -1e300), run.best_w.assign(n, Window{0, 0});
+  run.best_z.assign(n, -1e300), run.best_w.assign(n, Window{0, 0}), run.by_idle.assign(n, 0);
   for (size_t w = 0; w < windows.size(); ++w) {
     const auto& z = run.judge(windows[w]);
     for (size_t i = 0; i < n; ++i) {
@@ -461,7 +511,8 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   s.excess_ms = run.total_of(i, win);
   s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
   s.score = run.best_z[i];
-  const size_t on = onset_before(run.excess[i], win.from, win.to, run.opt);
+  // Named on its extra idle: that series, not its own time (GPU speed spread blurs it), dates it.
+  const size_t on = onset_before(run.by_idle[i] ? run.extra_idle(i) : run.excess[i], win.from, win.to, run.opt);
   const size_t from = on == SIZE_MAX ? win.from : on;
   if (on != SIZE_MAX) s.onset_iteration = number(r, on);
   std::vector<const RankEvidence*> others;
@@ -516,6 +567,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
   LinkFindings links;
   find_slow_links(comms, opt, v, links.ratio, links.slow_comms);
   excess_own_time(run);
+  build_repeats(run);
   const std::vector<Window> windows = job_change_points(run);
   choose_windows(run, windows);
   name_stragglers(run, links);

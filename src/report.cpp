@@ -93,7 +93,14 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
 // The verdict line: what was found, and over how much evidence.
 void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed) {
   const auto& v = x.verdict;
-  if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
+  if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty() && v.too_short()) {
+    os << fmt::format("verdict: no slow link, no desync; stragglers not judged: {} over {} ranks {} too few to tell a "
+                      "straggler from chance ({})",
+                      plural(size_t(v.judged_iterations), "steady iteration"), v.compared_ranks,
+                      v.judged_iterations == 1 ? "is" : "are",
+                      v.needed_iterations > 0 ? fmt::format("at least {} needed", v.needed_iterations)
+                                              : std::string("no number would do"));
+  } else if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
     os << "verdict: healthy: no straggler, no slow link, no desync";
   } else {
     std::vector<std::string> found;

@@ -171,6 +171,13 @@ void additions(JsonWriter& j, const RunSummaryInput& in, const CrossRankResults*
   j.key("hosts").value(int64_t(in.hosts.size()));
   j.key("files").value(int64_t(in.inputs.size()));
   if (!x) return;
+  // How much evidence the straggler verdict had (collectives/consistency.hpp): judged false when
+  // the capture is too short for any rank to be named.
+  const auto& v = x->verdict;
+  j.key("straggler_evidence").begin_object().key("steady_iterations").value(v.judged_iterations);
+  j.key("ranks_compared").value(v.compared_ranks).key("iterations_needed");
+  v.needed_iterations > 0 ? j.value(v.needed_iterations) : j.null();
+  j.key("judged").value(!v.too_short()).end_object();
   j.key("communicators").value(int64_t(x->comms.size()));
   j.key("matched_collectives").value(x->clock.ops);
   j.key("exchange_bytes").value(x->bytes_exchanged_total);

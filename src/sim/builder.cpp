@@ -62,8 +62,10 @@ class Builder {
  public:
   Builder(const RunCtx& c, int rank, RankTrace& tr, std::vector<int32_t>& seq)
       : c_(c), o_(c.o), rank_(rank), stage_(o_.layout.pp_rank(rank)), rng_(hash4(o_.seed, 0x5EED, rank, 0)),
-        xr_(hash4(o_.seed, 0xF14D, rank, 0)), pat_(o_, rank), ops_(tr.ops), seq_(seq) {
+        xr_(hash4(o_.seed, 0xF14D, rank, 0)), nr_(hash4(o_.seed, 0x401E, rank, 0)), pat_(o_, rank), ops_(tr.ops),
+        seq_(seq) {
     if (pat_.hot_share > 0) hotspot_factors();
+    if (o_.gpu_spread > 0) speed_ = 1.0 + nr_.uniform(-o_.gpu_spread, o_.gpu_spread);
   }
 
   void iteration(int it) {
@@ -71,7 +73,9 @@ class Builder {
     double stall_ms = 0;
     for (const Fault& f : o_.faults)
       if (f.kind == FaultKind::HostDelay && f.rank == rank_ && it >= f.from_iter) stall_ms += f.ms;
+    stall_ms += draw_noise();
     push(OpType::IterBegin, 0, int64_t(stall_ms * 1e6), 0, 0);
+    forwards_in_it_ = 0;
     push(OpType::H2D, 0, int64_t(rng_.uniform(9, 12) * kUs), int64_t(kH2DBytes / 24e9 * 1e9 * jit()), gap()).bytes =
         kH2DBytes;
     pipeline();
@@ -103,8 +107,21 @@ class Builder {
     ops_.push_back(op);
     return ops_.back();
   }
+  // Options::hiccup_prob etc.: this iteration's GPU speed wobble and host hiccup (from nr_ only,
+  // drawn only when asked for). Returns the hiccup's ms when it falls on the iteration start;
+  // otherwise it comes before the forward of microbatch hiccup_forward_.
+  double draw_noise() {
+    wobble_ = 1.0, hiccup_forward_ = -1, hiccup_ms_ = 0;
+    if (it_ == 0) return 0;
+    if (o_.iteration_wobble > 0) wobble_ = std::max(0.5, 1.0 + o_.iteration_wobble * std::clamp(nr_.normal(), -3.0, 3.0));
+    if (o_.hiccup_prob <= 0 || !nr_.coin(o_.hiccup_prob)) return 0;
+    const double ms = std::min(8.0, std::exp(0.8 * nr_.normal())) * o_.hiccup_ms;
+    if (nr_.coin()) return ms;
+    hiccup_forward_ = int(nr_.range(0, o_.microbatches - 1)), hiccup_ms_ = ms;
+    return 0;
+  }
   double compute_factor(bool in_mb) const {
-    double f = it_ == 0 ? 1.5 : 1.0;  // warm-up iteration
+    double f = (it_ == 0 ? 1.5 : wobble_) * speed_;  // warm-up iteration
     for (const Fault& x : o_.faults) {
       if (x.kind == FaultKind::SlowGpu && x.rank == rank_ && it_ >= x.from_iter) f *= x.factor;
       if (x.kind == FaultKind::StageImbalance && in_mb && x.stage == stage_) f *= x.factor;
@@ -148,6 +165,7 @@ class Builder {
     }
   }
   void forward() {
+    if (hiccup_forward_ >= 0 && forwards_in_it_++ == hiccup_forward_) push(OpType::Stall, 0, int64_t(hiccup_ms_ * 1e6), 0, 0);
     h2d();
     for (int l = 0; l < o_.layers; ++l) {
       if (it_ == 0 && forwards_ == 0 && pat_.compile_ms > 0) stall(pat_.compile_ms, false);  // first call: compile
@@ -261,13 +279,15 @@ class Builder {
   const RunCtx& c_;
   const Options& o_;
   int rank_, stage_;
-  Rng rng_, xr_;
+  Rng rng_, xr_, nr_;  // nr_: Options' noise only
   Patterns pat_;
   std::vector<Op>& ops_;
   std::vector<int32_t>& seq_;  // per key: next issue index
   int it_ = 0;
   double extra_acc_ = 0;
   double hot_[2] = {1.0, 1.0};  // hotspot duration factors: other microbatch kernels, flash backward
+  double speed_ = 1.0, wobble_ = 1.0, hiccup_ms_ = 0;  // this iteration's noise (draw_noise)
+  int hiccup_forward_ = -1, forwards_in_it_ = 0;
   int forwards_ = 0;            // forward passes issued (compile: the first call of each layer)
   int64_t launches_per_iter_ = 0, launches_ = 0;  // gc_pause: compute launches in iteration 0, since iteration 1
 };

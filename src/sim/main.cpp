@@ -67,6 +67,8 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("layers", po::value(&o.layers)->default_value(o.layers), "transformer layers per pipeline stage")
       ("seed", po::value(&o.seed)->default_value(o.seed), "random seed")
       ("jitter", po::value(&o.jitter)->default_value(o.jitter), "per-kernel duration noise (sd, relative)")
+      ("noise", po::value<std::string>(), "PROB:MS[:WOBBLE[:SPREAD]] realistic noise: host hiccups of median MS ms with probability "
+                                          "PROB per rank and iteration, GPU speed wobble sd WOBBLE per iteration, persistent GPU speed within +-SPREAD")
       ("clock-offset-ms", po::value(&o.clock_offset_ms)->default_value(0.0), "max abs per-host NTP error (host 0 exact)")
       ("clock-drift-ppm", po::value(&o.clock_drift_ppm)->default_value(0.0),
        "max abs per-host clock rate error over the capture (host 0 exact)")
@@ -105,6 +107,15 @@ void apply(const po::variables_map& vm, const Cli& cli, sim::Options& o) {
     const auto v = vm["p2p-streams"].as<std::string>();
     if (v != "link" && v != "group") throw std::invalid_argument("--p2p-streams must be link or group");
     o.p2p_one_stream = v == "group", o.pinned.p2p_streams = true;
+  }
+  if (vm.count("noise")) {
+    const auto v = vm["noise"].as<std::string>();
+    double p = 0, ms = 0, w = 0, spread = 0;
+    const int n = std::sscanf(v.c_str(), "%lf:%lf:%lf:%lf", &p, &ms, &w, &spread);
+    if (n < 2 || p < 0 || p > 1 || ms < 0 || ms > 1000 || w < 0 || w > 0.2 || spread < 0 || spread > 0.2)
+      throw std::invalid_argument(
+          "--noise must be PROB:MS[:WOBBLE[:SPREAD]] with 0 <= PROB <= 1, 0 <= MS <= 1000, WOBBLE and SPREAD in [0, 0.2]");
+    o.hiccup_prob = p, o.hiccup_ms = ms, o.iteration_wobble = w, o.gpu_spread = spread;
   }
   o.layout = topology::ParallelLayout::parse(cli.layout);
   if (cli.schema == "3.0" || cli.schema == "3.0.0") o.schema30 = true;

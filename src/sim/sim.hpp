@@ -47,6 +47,13 @@ struct Options {
   int layers = 4;  // per pipeline stage
   uint64_t seed = 1;
   double jitter = 0.05;
+  // Realistic run-to-run noise beside the per-kernel jitter (its own random stream, so 0 leaves
+  // the output as before): per rank and steady iteration, with probability hiccup_prob a host
+  // hiccup (OS jitter, a page fault storm, a logging flush) of lognormal size (median hiccup_ms,
+  // sigma 0.8, at most 8x) at the iteration start or before a random launch; and a per-iteration
+  // GPU speed wobble (clocks, thermals) of sd iteration_wobble; and each GPU's own persistent speed,
+  // uniform within +-gpu_spread (silicon lottery, power caps).
+  double hiccup_prob = 0, hiccup_ms = 0, iteration_wobble = 0, gpu_spread = 0;
   double clock_offset_ms = 0.0;
   double clock_drift_ppm = 0.0;  // max abs per-host clock rate error (host 0 exact)
   bool schema30 = false;  // --schema 3.0

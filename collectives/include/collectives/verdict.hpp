@@ -14,7 +14,15 @@
 //     their role medians), the MAD floored at 0.25% of that stretch's run time, so at least 1.5%
 //     of it (healthy runs with 5-10% kernel jitter reach a robust z of about 1-3), and
 //   * it matters: excess and blame (peer time spent waiting for it) in that stretch are each
-//     >= 1% of its run time (sum of the job's median step times).
+//     >= 1% of its run time (sum of the job's median step times), and
+//   * it repeats: its excess is high (per-iteration robust z >= 2.5 among its role) in enough of
+//     the stretch's iterations that chance would give that to none of the ranks compared
+//     (collectives/consistency.hpp: the evidence needed grows with the ranks compared and shrinks
+//     with the iterations seen; a capture too short for any rank to pass names nobody and says so).
+//   A host-side delay hides in own time when GPUs differ in speed by as much (a 2.4% stall among
+//   GPUs +-2% apart), but GPU speed makes no idle time: a rank also qualifies when its extra GPU
+//   idle per iteration repeats by the same test, sums to >= 1% of the run, its peers wait on it
+//   (blame >= 1%) and its own time is above its role's median.
 //   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
 //   a straggler.
 // Since when. onset = first iteration from which its excess stays (two consecutive iterations)
@@ -73,6 +81,10 @@ struct VerdictOptions {
   double slow_link_ratio = 1.5;      // a communicator this much slower than its like's lower quartile
   double slow_link_max_share = 0.5;  // ... when at most this share of its like is that slow
   double culprit_shift = 0.5;        // change-point culprits: excess moved by this share of the shift
+  double consistency_z = 2.5;        // per-iteration robust z of a "high" iteration (consistency.hpp)
+  double consistency_floor = 0.005;  // ... its MAD floored at this share of the iteration's job step
+  double chance_floor = 0.02;        // least chance rate of a high iteration assumed
+  double family_alpha = 0.05;        // chance of naming one rank by chance, over all ranks compared
 };
 
 struct RankEvidence {
@@ -133,6 +145,13 @@ struct Verdict {
   std::vector<double> score;          // per input rank (same order): robust z of blame in its role
   std::vector<Cause> cause;           // per input rank: cause if a straggler, else None
   std::vector<double> job_step_ms;    // per iteration index: median over ranks
+  // The evidence the verdict had: steady iterations every rank has (before any desync), ranks
+  // compared, and the least steady iterations in which a rank slow in every one could be named
+  // (-1: no number would do). Fewer judged than needed: too short to name any straggler.
+  int64_t judged_iterations = 0, compared_ranks = 0, needed_iterations = 0;
+  bool too_short() const {
+    return compared_ranks > 1 && (needed_iterations < 0 || judged_iterations < needed_iterations);
+  }
 };
 
 // `clean_iterations`: iteration indexes [0, n) before the first desync (SIZE_MAX: no desync).
