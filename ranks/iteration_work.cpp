@@ -34,7 +34,7 @@ IterationWork iteration_work(const RankTimeline& tl, const std::vector<Iteration
   }
   w.name_ns.assign(w.top_names.size(), std::vector<double>(n, 0));
   w.name_count = w.name_ns;
-  // Kernels by the iteration they start in, and GPU idle per iteration (kernels + copies merged).
+  // Kernels by the iteration they start in, and SM idle per iteration (see iteration_work.hpp).
   size_t it = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     while (it + 1 < n && k.start[i] >= its[it + 1].start) ++it;
@@ -43,21 +43,16 @@ IterationWork iteration_work(const RankTimeline& tl, const std::vector<Iteration
     w.compute_ns[it] += d, w.kernels[it] += 1;
     if (auto s = slot.find(k.name[i]); s != slot.end()) w.name_ns[s->second][it] += d, w.name_count[s->second][it] += 1;
   }
-  const auto& c = tl.copies;
   size_t j = 0;
-  auto credit = [&](int64_t h0, int64_t h1) {  // a hole with no GPU activity
+  auto credit = [&](int64_t h0, int64_t h1) {  // a hole with no kernel running
     while (j < n && end_of(j) <= h0) ++j;
     for (size_t q = j; q < n && its[q].start < h1; ++q)
       w.idle_ns[q] += std::max(0.0, diff_d(std::min(h1, end_of(q)), std::max(h0, its[q].start)));
   };
   int64_t busy_until = its[0].start;
-  size_t a = 0, b = 0;
-  while (a < k.size() || b < c.size()) {
-    int64_t s, e;
-    if (b >= c.size() || (a < k.size() && k.start[a] <= c.start[b])) s = k.start[a], e = k.end[a], ++a;
-    else s = c.start[b], e = c.end[b], ++b;
-    if (s > busy_until) credit(busy_until, s);
-    busy_until = std::max(busy_until, e);
+  for (size_t a = 0; a < k.size(); ++a) {  // kernels sorted by start (timeline.hpp)
+    if (k.start[a] > busy_until) credit(busy_until, k.start[a]);
+    busy_until = std::max(busy_until, k.end[a]);
   }
   credit(busy_until, end_of(n - 1));
   return w;

@@ -152,9 +152,10 @@ TEST_P(DecideCase, VerdictAsExpected) {
     EXPECT_EQ(got_cp, want_cp);
   }
   // Whether the capture was long enough to name anyone (Verdict::too_short); checked when given.
-  if (cases::has(expect, "judged"))
+  if (cases::has(expect, "judged")) {
     EXPECT_EQ(!v.too_short(), bool(expect["judged"])) << v.judged_iterations << " steady iterations, "
                                                       << v.needed_iterations << " needed";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DecideCase, testing::ValuesIn(cases::files_in("decide")),

@@ -25,16 +25,19 @@
 //   (blame >= 1%) and its own time is above its role's median.
 //   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
 //   a straggler.
-// Since when. onset = first iteration from which its excess stays (two consecutive iterations)
-//   above half of its median over its slow iterations.
+// Since when. onset = the first iteration with excess above half its slow level (median of its
+//   upper half of positive excesses) from which the share of such iterations is at least 3/4 of
+//   the share in the later half of the slow stretch: a steady slowdown dates from its first
+//   iteration, a periodic one (a GC pause every other iteration) from its first occurrence.
 // Why (over iterations from the onset on, against role peers' medians; the Cause enum):
 //   slow_gpu    the same kernels (its top kernels by time, matched by name) take >= 1.08x longer;
 //   extra_work  else, >= 1.08x the compute kernels or compute time per iteration;
 //   slow_link   else, its transfers (end - last arrival) exceed its peers' by >= half its excess and
 //               a communicator of its is >= 1.5x slower than its like; a rank whose slow
 //               communicators are all named in slow_links is not listed (the link is the finding);
-//   host_delay  else, GPU idle per iteration exceeds peers' by >= 50% of its excess per iteration
-//               (the GPU sat idle before the late arrival);
+//   host_delay  else, SM idle per iteration (no kernel running; copies count as idle, so a host-side
+//               copy is a host delay) exceeds peers' by >= 50% of its excess per iteration (the
+//               GPU sat idle before the late arrival);
 //   unknown     otherwise.
 // Slow links: a communicator is compared only with its like: the same family (same collective
 //   sequence, rate and size) or, for pipeline p2p, every two-member SendRecv link; and the same
@@ -73,7 +76,7 @@ struct VerdictOptions {
   double own_shift_excess = 0.02;    // ... when its excess is >= this share
   double shift_spread_floor = 0.005;  // own-shift MAD floor: share of the mean job step time
   double onset_level = 0.5;          // onset: excess above this share of its slow level ...
-  double onset_stay = 0.75;          // ... and staying there for this share of the later iterations
+  double onset_stay = 0.75;          // ... sustained: this share of the later stretch's rate of high iterations
   double slow_gpu_ratio = 1.08;      // same kernels this much longer
   double extra_work_ratio = 1.08;    // this many more compute kernels or compute time
   double slow_link_transfer = 0.5;   // slow_link: extra transfer time >= this share of its excess

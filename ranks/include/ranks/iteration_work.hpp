@@ -1,7 +1,9 @@
 // What one rank's GPU did in each iteration: the evidence for why a late rank is late.
 //  compute_ns: summed durations of non-NCCL kernels starting in the iteration
 //  kernels:    number of non-NCCL kernels starting in it
-//  idle_ns:    time in [iteration start, next start) with no GPU activity at all
+//  idle_ns:    time in [iteration start, next start) with no kernel running (SM idle): memory
+//              copies do not count as busy, so a bubble that a host-side copy fills (pageable H2D
+//              staging, a data loader's cudaMemcpy) shows as idle, as a host stall does
 //  top kernels: the rank's `top` compute kernels by total time, with per-iteration totals, so
 //               the same kernel can be compared across ranks (slow GPU vs extra work)
 #pragma once
