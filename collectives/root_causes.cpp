@@ -131,7 +131,7 @@ std::vector<FindingSummary> summarize_findings(const std::vector<RankFinding>& r
     std::sort(s.ranks.begin(), s.ranks.end());
     s.ranks.erase(std::unique(s.ranks.begin(), s.ranks.end()), s.ranks.end());
     s.cost_ms_per_step = top->cost_ms_per_step, s.median_cost_ms_per_step = median(costs);
-    s.evidence = top->evidence;
+    s.evidence = top->evidence, s.unit = top->unit;
     s.shared = total_ranks > 0 && double(s.ranks.size()) > opt.shared_share * double(total_ranks);
     out.push_back(std::move(s));
   }

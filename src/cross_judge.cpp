@@ -26,7 +26,7 @@ struct Wire<ReplayNotes> {
 };
 template <>
 struct Wire<ranks::RankFinding> {
-  static void fields(auto& ar, auto& f) { ar(f.rank, f.finding, f.severity, f.cost_ms_per_step, f.evidence); }
+  static void fields(auto& ar, auto& f) { ar(f.rank, f.finding, f.severity, f.cost_ms_per_step, f.evidence, f.unit); }
 };
 template <>
 struct Wire<c::RankEvidence> {

@@ -220,14 +220,20 @@ void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total
     os << "root-cause findings: none\n";
     return;
   }
-  os << "root-cause findings (cost per steady step, or per repeating unit or capture window where steps are unknown; "
-        "costliest first):\n";
-  for (const auto& f : rows)
-    os << fmt::format("  {} on {} {}{}: {:.2f} ms per step{}: {}\n", ranks::finding_name(f.finding),
-                      f.ranks.size() == 1 ? "rank" : "ranks", rank_list(f.ranks),
-                      f.shared ? fmt::format(" (the job's own: {} of {} ranks)", f.ranks.size(), total_ranks) : "",
-                      f.cost_ms_per_step, f.ranks.size() > 1 ? fmt::format(" (median {:.2f})", f.median_cost_ms_per_step) : "",
+  os << "root-cause findings (what each costs per steady step, or per repeating unit or capture window where steps "
+        "are unknown; costliest first):\n";
+  for (const auto& f : rows) {
+    // A hotspot is a place to look, not lost time: no cost (ranks/findings.hpp).
+    const std::string cost =
+        f.finding == ranks::Finding::KernelHotspot
+            ? std::string("no cost (a place to look)")
+            : fmt::format("{:.2f} ms per {}{}", f.cost_ms_per_step, f.unit,
+                          f.ranks.size() > 1 ? fmt::format(" (median {:.2f})", f.median_cost_ms_per_step) : "");
+    os << fmt::format("  {} on {} {}{}: {}: {}\n", ranks::finding_name(f.finding), f.ranks.size() == 1 ? "rank" : "ranks",
+                      rank_list(f.ranks),
+                      f.shared ? fmt::format(" (the job's own: {} of {} ranks)", f.ranks.size(), total_ranks) : "", cost,
                       printable(f.evidence));
+  }
 }
 
 void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step, size_t total_ranks) {

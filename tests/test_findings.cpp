@@ -148,12 +148,23 @@ TEST(Findings, NcclOnTheComputeStream) {
     RankTimeline tl = l.build();
     TimelineBuilder b;
     b.tl = tl;
-    // Replace every 10th kernel by an NCCL kernel on `nccl_stream`.
-    for (size_t i = 0; i < b.tl.kernels.size(); i += 10)
+    // Replace every 3rd kernel by an NCCL kernel on `nccl_stream`: NCCL is over the catalogue's
+    // 20% of the time, so overlap has something to win.
+    for (size_t i = 0; i < b.tl.kernels.size(); i += 3)
       b.tl.kernels.is_nccl[i] = 1, b.tl.kernels.stream[i] = nccl_stream;
     const auto f = found(b.tl);
     EXPECT_EQ(f.count(Finding::NcclSerialization), nccl_stream == 7 ? 1u : 0u) << nccl_stream;
   }
+}
+
+// Under the catalogue's 20% NCCL share, NCCL on the compute stream is no finding: there is little
+// to win, and NCCL between its own pack and unpack kernels (FSDP) could not overlap anyway.
+TEST(Findings, LittleNcclOnTheComputeStreamIsNoFinding) {
+  Loop l;
+  TimelineBuilder b;
+  b.tl = l.build();
+  for (size_t i = 0; i < b.tl.kernels.size(); i += 10) b.tl.kernels.is_nccl[i] = 1;  // ~10%, same stream
+  EXPECT_EQ(found(b.tl).count(Finding::NcclSerialization), 0u);
 }
 
 // --- real captures ---
@@ -164,24 +175,30 @@ std::string real(const std::string& name) { return std::string(SS_SHARED_DIR) + 
   if (!fs::exists(real(name))) GTEST_SKIP() << real(name) << " absent (real captures live in ../shared/data/real)"
 }  // namespace
 
-// The 2-rank FSDP torchrun captures: NCCL shares the compute stream (all of its NCCL time), and
-// the host is blocked in synchronize calls about half of the time, once per repeating unit of two
-// all_to_alls (two attention layers: a unit is a few layers here, not a step), i.e. a sync for
-// every ~2 collectives. What the syncs cost the GPU is small (idle after them 0.5-1%): the finding
-// says so.
-TEST(FindingsReal, FsdpCapturesSerializeNcclAndSynchronize) {
+// The 2-rank FSDP torchrun captures (against sqlite3): 672-720 kernels under 10 us in the steady
+// window (mean 3 us) launched by calls of 8-11 us, the GPU idle right after them while the host
+// launches the next, and a repeating unit of 17-19 ms (two all_to_alls, a few layers, not a step).
+// small_kernels is judged per unit of time (the time at stake), not per step. NCCL shares the
+// compute stream but is 2.8-7.9% of the time, under the catalogue's 20%: no nccl_serialization.
+// The host is blocked in synchronize calls about half of the time, once per unit (a sync for every
+// ~2 collectives); what the syncs cost the GPU is small (idle after them 0.5-1%).
+TEST(FindingsReal, FsdpCapturesSmallKernelsAndSyncsNotSerialization) {
   for (const char* name : {"nsysai_mfu_2gpu_before.sqlite", "nsysai_mfu_2gpu_after.sqlite"}) {
     REQUIRE_REAL(name);
     for (const auto& tl : read_annotated(real(name))) {
       const RankMetrics m = compute_metrics(tl);
       const auto v = find_rank_findings(tl, m);
-      const RankFinding* nccl = get(v, Finding::NcclSerialization);
+      const RankFinding* small = get(v, Finding::SmallKernels);
       const RankFinding* sync = get(v, Finding::ExcessiveSync);
-      ASSERT_TRUE(nccl && sync) << name << " pid " << tl.pid;
-      // All NCCL time is on the compute stream: its cost is the NCCL time per unit.
-      EXPECT_NEAR(nccl->cost_ms_per_step * double(m.iterations.size() - 1), double(m.scope.nccl_ns) / 1e6,
-                  0.02 * double(m.scope.nccl_ns) / 1e6 + 0.05);
-      EXPECT_NE(nccl->evidence.find("100% of its NCCL time"), std::string::npos) << nccl->evidence;
+      ASSERT_TRUE(small && sync) << name << " pid " << tl.pid;
+      EXPECT_FALSE(get(v, Finding::NcclSerialization)) << get(v, Finding::NcclSerialization)->evidence;
+      EXPECT_LT(double(m.scope.nccl_ns) / double(m.scope.span_ns), 0.2) << name;
+      // Its cost is time at stake (tiny-kernel time plus the idle after them), per repeating unit.
+      EXPECT_EQ(small->unit, "repeating unit");
+      EXPECT_NE(small->evidence.find("time at stake"), std::string::npos) << small->evidence;
+      const double stake = small->cost_ms_per_step * double(m.iterations.size() - 1) / (double(m.scope.span_ns) / 1e6);
+      EXPECT_GT(stake, 0.03) << small->evidence;  // 3.5-12.8% idle after them, plus their own time
+      EXPECT_LT(stake, 0.2) << small->evidence;
       const double blocked = double(m.sync_ns) / double(m.scope.span_ns);
       EXPECT_GT(blocked, 0.45) << name;
       EXPECT_LT(blocked, 0.65) << name;
@@ -191,11 +208,32 @@ TEST(FindingsReal, FsdpCapturesSerializeNcclAndSynchronize) {
       EXPECT_LT(idle_after, 0.02) << sync->evidence;  // 0.5-1% of the time
       EXPECT_EQ(m.iteration_source, IterationSource::CollectivePeriod) << name;
       EXPECT_FALSE(get(v, Finding::ModuleLoading)) << get(v, Finding::ModuleLoading)->evidence;
+      for (const auto& f : v) EXPECT_NE(f.unit, "step") << finding_name(f.finding) << ": no marked steps here";
     }
   }
 }
 
-// The H100 2-GPU window: copies dominate (H2D 95% of the window, kernels 2.3%).
+// The single-GPU nvFuser capture (against sqlite3): one NVRTC compilation of 352 ms inside
+// KernelExecutor::compileFusion (393 ms) and 15 cuLibraryLoadData calls (18 ms), no iterations.
+// module_loading is raised from that evidence alone; no idle is costed twice (the findings of the
+// rank sum to at most the window), and 19 kernels are too few for cpu_bottleneck.
+TEST(FindingsReal, NvrtcCompilationIsModuleLoadingWithoutIterations) {
+  const char* name = "nvfuser_report1_1gpu.sqlite";
+  REQUIRE_REAL(name);
+  for (const auto& tl : read_annotated(real(name))) {
+    const RankMetrics m = compute_metrics(tl);
+    const auto v = find_rank_findings(tl, m);
+    const RankFinding* load = get(v, Finding::ModuleLoading);
+    ASSERT_TRUE(load) << tl.pid;
+    EXPECT_GT(load->cost_ms_per_step, 350.0) << load->evidence;  // the compilation, at least
+    EXPECT_EQ(load->unit, "window");
+    EXPECT_FALSE(get(v, Finding::CpuBottleneck)) << get(v, Finding::CpuBottleneck)->evidence;
+    double sum = 0;
+    for (const auto& f : v) sum += f.cost_ms_per_step;
+    EXPECT_LE(sum, double(m.scope.span_ns) / 1e6 + 0.01);
+  }
+}
+
 TEST(FindingsReal, H100CaptureIsDominatedByHostToDeviceCopies) {
   const char* name = "nsysai_h100_2gpu_1s.sqlite";
   REQUIRE_REAL(name);
@@ -209,6 +247,11 @@ TEST(FindingsReal, H100CaptureIsDominatedByHostToDeviceCopies) {
     EXPECT_NEAR(double(m.scope.compute_ns) / span, 0.023, 0.002);
     EXPECT_NEAR(h2d->severity, double(m.h2d_ns) / span / 0.05, 1e-9);
     EXPECT_NE(h2d->evidence.find("95.0% of the time"), std::string::npos) << h2d->evidence;
-    EXPECT_NE(h2d->evidence.find("kernels 2.3% of the time"), std::string::npos) << h2d->evidence;
+    EXPECT_NE(h2d->evidence.find("kernels 2.3%"), std::string::npos) << h2d->evidence;
+    // Copies keep the copy engines busy while the SMs wait: SM idle is shown beside copy time.
+    EXPECT_NE(h2d->evidence.find("SM idle (no kernel running) 97.7% of the time"), std::string::npos) << h2d->evidence;
+    double sum = 0;  // no idle or copy time costed twice
+    for (const auto& f : v) sum += f.cost_ms_per_step;
+    EXPECT_LE(sum, double(m.scope.span_ns) / 1e6 + 0.01);
   }
 }

@@ -444,6 +444,8 @@ class Reader {
     if ((starts("cudaMemcpy") || starts("cuMemcpy")) && n.find("Async") == std::string_view::npos &&
         n.find("ToSymbol") == std::string_view::npos)
       return ApiKind::Memcpy;
+    if (starts("cuLibraryLoad") || starts("cuModuleLoad") || starts("cuLinkComplete") || starts("cudaLibraryLoad"))
+      return ApiKind::ModuleLoad;
     return ApiKind::Other;
   }
 

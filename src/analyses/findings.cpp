@@ -22,7 +22,8 @@ class Findings : public Analysis {
         j.begin_object().key("finding").value(ranks::finding_name(s.finding)).key("ranks").begin_array();
         for (int32_t r : s.ranks) j.value(r);
         j.end_array().key("cost_ms_per_step").value(s.cost_ms_per_step);
-        j.key("median_cost_ms_per_step").value(s.median_cost_ms_per_step).key("shared").value(s.shared);
+        j.key("median_cost_ms_per_step").value(s.median_cost_ms_per_step).key("unit").value(s.unit);
+        j.key("shared").value(s.shared);
         j.key("evidence").value(s.evidence).end_object();
       }
     j.end_array();

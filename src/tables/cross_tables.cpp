@@ -125,7 +125,8 @@ const Table<ranks::RankFinding>& findings_table() {
                           {col("rank", &F::rank), enum_col("finding", &F::finding, ranks::finding_name),
                            col("severity", &F::severity).doc("the signature's measured value over its threshold (>= 1)"),
                            col("cost_ms_per_step", &F::cost_ms_per_step, "ms", "time it costs per steady step"),
-                           col("evidence", &F::evidence)}};
+                           col("evidence", &F::evidence),
+                           col("unit", &F::unit).doc("what cost_ms_per_step is per: step, repeating unit or window")}};
   return t;
 }
 

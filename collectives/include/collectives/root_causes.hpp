@@ -45,6 +45,7 @@ struct FindingSummary {
   double cost_ms_per_step = 0;         // the largest over its ranks
   double median_cost_ms_per_step = 0;  // over its ranks
   std::string evidence;                // the costliest rank's
+  std::string unit = "step";           // what the costs are per (the costliest rank's: RankFinding::unit)
   bool shared = false;                 // held by > shared_share of the ranks: the job's own
 };
 std::vector<FindingSummary> summarize_findings(const std::vector<ranks::RankFinding>& rows, size_t total_ranks,

@@ -16,8 +16,9 @@
 //                     intervals within 20% of their median) and whose lengths agree within 3x:
 //                     Python's garbage collector runs by allocation count, not at step boundaries.
 //                     Cost: those gaps per step.
-//  gpu_bubbles        gaps >= long_gap_ns not claimed by gc_pause (nor, when excessive_sync holds,
-//                     those after a sync) summing to >= 2% of the scope. Cost: their time per step.
+//  gpu_bubbles        gaps >= long_gap_ns not claimed by gc_pause or module_loading (nor, when
+//                     excessive_sync holds, those after a sync) summing to >= 2% of the scope. Cost:
+//                     their time per step.
 //                     Evidence: count, longest, and causes.
 //  excessive_sync     the host is blocked in synchronize calls (and blocking copies) >= 10% of the
 //                     scope and synchronizes more than once per step: >= 2 per marked step; without
@@ -25,26 +26,43 @@
 //                     issues >= 4 collectives: DDP buckets, 2 per layer and pass under TP, 2-3 per
 //                     layer under FSDP; a collective-period unit may be a few layers, or several
 //                     steps). Cost: GPU idle in gaps after a sync, per step.
-//  cpu_bottleneck     the GPU is busy < 80% of the scope and >= 50% of its compute kernels start
-//                     within 30 us of their launch call's end (launches arrive just in time).
-//                     Cost: GPU idle per step.
-//  nccl_serialization NCCL kernels on a stream that also runs >= 5% of the compute kernel time,
-//                     for >= 1% of the scope: they cannot overlap compute. Cost: that NCCL time per
-//                     step (exposed by construction).
+//  cpu_bottleneck     >= 50 kernels with a launch call, the GPU busy < 80% of the scope and >= 50% of
+//                     its compute kernels start within 30 us of their launch call's end (launches
+//                     arrive just in time). Cost: GPU idle per step that no other finding of the rank
+//                     costs (idle is costed once: module_loading, gc_pause, excessive_sync,
+//                     gpu_bubbles and small_kernels claim theirs first); raised when that remainder
+//                     is >= 1% of the scope.
+//  nccl_serialization NCCL kernels on a stream that also runs >= 5% of the compute kernel time, when
+//                     NCCL takes >= 20% of the scope (the catalogue's red flag: below it, overlap
+//                     has little to win, and NCCL between its own pack and unpack kernels could not
+//                     overlap anyway) and their transfer part is >= 1% of it. Transfer part: per
+//                     kernel, at most the lower quartile of its name's durations (the rest is waiting
+//                     for peers, which overlap would not save). Cost: that transfer time, at most
+//                     the compute time it could hide behind, per step.
 //  excessive_h2d      host-to-device copies >= 5% of the scope. Cost: copy time no kernel overlaps,
-//                     per step.
-//  small_kernels      >= 100 compute kernels under 10 us per step whose launch calls take longer
-//                     than they run. Cost: GPU time in them and idle right after them (before the
-//                     next kernel, under long_gap_ns) per step: what fusing them could win at most.
+//                     per step. Evidence also gives SM idle (no kernel running): copies keep the
+//                     copy engines busy while the SMs wait.
+//  small_kernels      >= 50 compute kernels under 10 us in the scope whose launch calls take longer
+//                     than they run, when the time at stake (GPU time in them plus the GPU idle right
+//                     after them while the host is still launching the next kernel, under
+//                     long_gap_ns) is >= 2% of the scope: judged per unit of time, so a repeating
+//                     unit of a few layers works as well as a step. Cost: that time at stake per step.
 //  kernel_hotspot     one compute kernel name > 50% of compute kernel time (>= 1% of the scope).
-//                     Cost: its time per step (what tuning it can win at most).
-//  module_loading     the first (warm-up) iteration's GPU idle exceeds a steady step's mean idle by
-//                     >= 2 median steps, with its longest gap >= 5x the longest steady gap (and
-//                     >= long_gap_ns): a one-time host stall (import, JIT, autotuning), not repeated.
-//                     Cost: that excess, spread over the captured steps.
+//                     A place to look, not a saving: cost 0 (its time is in the evidence), so it
+//                     never outranks lost time.
+//  module_loading     one-time device-code loading and compilation: GPU idle (between GPU activity,
+//                     whole capture) while a module-load call (cuLibraryLoadData, cuModuleLoad*,
+//                     cuLinkComplete) or a compile NVTX range (names with nvrtc, compile, jit or
+//                     autotun, any case) runs, >= 5 ms and >= 2% of the capture span: needs no
+//                     iterations. Else, with iterations: the first (warm-up) iteration's GPU idle
+//                     exceeds a steady step's mean idle by >= 2 median steps, with its longest gap
+//                     >= 5x the longest steady gap (and >= long_gap_ns): a one-time host stall
+//                     (import, JIT, autotuning), not repeated. Cost: that idle, spread over the
+//                     captured steps; gpu_bubbles does not cost those gaps again.
 //  comm_imbalance     cross-rank (collectives/root_causes.hpp): more compute per step than its
 //                     role's peers while waiting less in collectives.
-// severity = the signature's measured value over its threshold (>= 1 when raised).
+// severity = the signature's measured value over its threshold (>= 1 when raised). unit: what "per
+// step" is: a marked step, a repeating unit (collective period) or the capture window.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -75,12 +93,15 @@ struct FindingOptions {
   double gc_period_tolerance = 0.2, gc_regular_share = 0.75, gc_max_at_start = 1.0 / 3, gc_length_spread = 3;
   double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 3;
   double busy_max = 0.8, jit_slack_ns = 30'000, jit_share = 0.5;
-  double nccl_stream_compute_share = 0.05, nccl_serial_share = 0.01;
+  double cpu_min_kernels = 50, cpu_min_share = 0.01;
+  double nccl_stream_compute_share = 0.05, nccl_serial_share = 0.01, nccl_flag_share = 0.20;
   double h2d_share = 0.05;
   int64_t small_kernel_ns = 10'000;
-  double small_per_step = 100;
+  double small_min_count = 50, small_share = 0.02;
   double hotspot_share = 0.5, hotspot_min_compute = 0.01;
   double compile_idle_steps = 2, compile_gap_ratio = 5;
+  int64_t load_min_ns = 5'000'000;
+  double load_share = 0.02;
 };
 
 struct RankFinding {
@@ -89,6 +110,7 @@ struct RankFinding {
   double severity = 0;
   double cost_ms_per_step = 0;
   std::string evidence;  // printable, one line
+  std::string unit = "step";  // "step", "repeating unit" or "window": what cost_ms_per_step is per
 };
 
 // The per-rank findings (all but comm_imbalance), in Finding order.

@@ -82,7 +82,9 @@ struct CopyColumns {
   size_t size() const { return start.size(); }
 };
 
-enum class ApiKind : uint8_t { Launch, Sync, Memcpy, Other };
+// ModuleLoad: loading device code (cuLibraryLoadData, cuModuleLoad*, cuLinkComplete): a one-time
+// cost of JIT compilation or lazy loading.
+enum class ApiKind : uint8_t { Launch, Sync, Memcpy, ModuleLoad, Other };
 
 // CUDA runtime/driver calls that matter to the analyses (launches are not kept per call:
 // their count is in launches_total), sorted by start.
