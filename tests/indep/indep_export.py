@@ -8,7 +8,7 @@ META_KEYS = ['EXPORT_PRODUCT_NAME', 'EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VER
 ENUMS = {
  'ENUM_CUPTI_SYNC_TYPE': [(0, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN', 'Unknown'), (1, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE', 'Event sync'), (2, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT', 'Stream wait sync'), (3, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE', 'Stream sync'), (4, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE', 'Context sync')],
  'ENUM_CUDA_MEMCPY_OPER': [(0, 'CUDA_MEMCPY_KIND_UNKNOWN', 'Unknown'), (1, 'CUDA_MEMCPY_KIND_HTOD', 'Host-to-Device'), (2, 'CUDA_MEMCPY_KIND_DTOH', 'Device-to-Host'), (8, 'CUDA_MEMCPY_KIND_DTOD', 'Device-to-Device'), (10, 'CUDA_MEMCPY_KIND_PTOP', 'Peer-to-Peer')],
- 'ENUM_CUDA_MEM_KIND': [(0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'), (1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'), (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device')],
+ 'ENUM_CUDA_MEM_KIND': [(0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'), (1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'), (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'), (3, 'CUDA_MEMOPR_MEMORY_KIND_ARRAY', 'Array'), (4, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED', 'Managed'), (5, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC', 'Device Static'), (6, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC', 'Managed Static'), (7, 'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN', 'Unknown')],
  'ENUM_NSYS_EVENT_CLASS': [(0, 'TRACE_PROCESS_EVENT_CUDA_RUNTIME', 'CUDA runtime'), (1, 'TRACE_PROCESS_EVENT_CUDA_DRIVER', 'CUDA driver')],
  'ENUM_NSYS_EVENT_TYPE': [(59, 'NvtxPushPopRange', 'NvtxPushPopRange'), (60, 'NvtxStartEndRange', 'NvtxStartEndRange'), (75, 'NvtxDomainCreate', 'NvtxDomainCreate')],
 }
@@ -93,17 +93,20 @@ def write_process(job, ex, r, s, proc, t0, wrng, nccl_domain_row):
               [(a - t0, b - t0, cls, gtid, corr, ex.sid(api), 0) for (a, b, corr, api, cls) in s.rt], wrng)
     ex.insert('CUPTI_ACTIVITY_KIND_MEMCPY', ['start', 'end', 'deviceId', 'contextId', 'streamId', 'correlationId', 'globalPid',
                                              'bytes', 'copyKind', 'srcKind', 'dstKind', 'greenContextId', 'copyCount'],
-              [(a - t0, b - t0, dev, ctx, st_, corr, gpid, nb, kind, 1 if kind == 1 else 2, 2 if kind == 1 else 1, 0, 1)
-               for (a, b, st_, corr, nb, kind) in s.mcpy], wrng)
+              [(m[0] - t0, m[1] - t0, dev, ctx, m[2], m[3], gpid, m[4], m[5]) + (m[6:8] if len(m) > 6 else
+               (1 if m[5] == 1 else 2, 2 if m[5] == 1 else 1)) + (0, 1) for m in s.mcpy], wrng)
     ex.insert('CUPTI_ACTIVITY_KIND_SYNCHRONIZATION', ['start', 'end', 'deviceId', 'contextId', 'streamId', 'correlationId',
                                                       'globalPid', 'syncType', 'eventId', 'eventSyncId'],
-              [(a - t0, b - t0, dev, ctx, st_, corr, gpid, 3, 4294967295, 0) for (a, b, st_, corr) in s.sync], wrng)
+              [(a - t0, b - t0, dev, ctx, st_, corr, gpid, 3, 4294967295, 0) for (a, b, st_, corr) in s.sync] +
+              [(a - t0, b - t0, dev, ctx, st_, corr, gpid, ty, 4294967295 if ty == 3 else 7000 + corr % 4096, 0)
+               for (a, b, st_, corr, ty) in s.sync_x], wrng)
     nv = []
     if job.a.nccl_nvtx:
-        if nccl_domain_row:
+        if nccl_domain_row and s.nvtx:                  # only processes that created NCCL communicators
             first = min((a for a, *_ in s.nvtx), default=t0 + 1000)
             nv.append((first - 2000000 - t0, None, 75, None, 'NCCL', gtid, None, 1))
         nv += [(a - t0, b - t0, 59, None, None, gtid, ex.sid(name), dom) for (a, b, name, dom) in s.nvtx]
+    nv += [(a - t0, b - t0, 59, None, text, gtid, None, 0) for (a, b, text) in s.nvtx_txt]   # inline text, domain 0
     if job.a.markers:
         nv += [(a - t0, b - t0, 59, None, 'ProfilerStep#%d' % i, gtid, None, 0)
                for i, (a, b) in s.iter_t.items() if b is not None]

@@ -20,7 +20,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('out')
     ap.add_argument('--layout', default='2x2x4', help='TPxPPxDP')
-    ap.add_argument('--gpus-per-host', type=int, default=4, choices=(4, 8))
+    ap.add_argument('--gpus-per-host', type=int, default=4, choices=(1, 2, 4, 8))
     ap.add_argument('--iters', type=int, default=12)
     ap.add_argument('--microbatches', type=int, default=0)
     ap.add_argument('--layers', type=int, default=2, help='transformer layers per stage')
@@ -29,6 +29,16 @@ def main():
     ap.add_argument('--intra-gbps', type=float, default=180.0)
     ap.add_argument('--inter-gbps', type=float, default=45.0)
     ap.add_argument('--dp-mode', choices=('ar', 'rsag'), default='ar')
+    ap.add_argument('--dp-overlap', action='store_true',
+                    help='DP gradient buckets reduced during the last microbatch backward (DDP / overlap_grad_reduce)')
+    ap.add_argument('--dp-bucket-layers', type=int, default=1, help='with --dp-overlap: one bucket per K layers')
+    ap.add_argument('--cpu-lead-ms', type=float, default=0.0,
+                    help='the host blocks in a launch call while the compute stream is more than this far behind '
+                    '(launch queue / host syncs); 0: unlimited, the host runs a whole step ahead')
+    ap.add_argument('--jitter', type=float, default=2.0, help='per-kernel duration noise, %% (log-normal sigma); '
+                    'above 2 also rare 1.2-1.8x outliers')
+    ap.add_argument('--one-shot', action='store_true',
+                    help='one short compute phase after a one-time NVRTC compile and module loading; no iterations')
     ap.add_argument('--schema', choices=('3.25', '3.0'), default='3.25')
     ap.add_argument('--files', choices=('rank', 'host'), default='rank')
     ap.add_argument('--naming', choices=('plain', 'hostname'), default='plain',
@@ -37,12 +47,16 @@ def main():
     ap.add_argument('--no-nccl-nvtx', dest='nccl_nvtx', action='store_false')
     ap.add_argument('--clock-error-ms', type=float, default=2.0)
     ap.add_argument('--fault', action='append', default=[],
-                    help='slow_gpu:R:I:F host_delay:R:I:MS extra_work:R:I:F slow_link:H1:H2:F[:I] crash:R:I stuck:R:I')
+                    help='slow_gpu:R:I:F host_delay:R:I:MS extra_work:R:I:F slow_link:H1:H2:F[:I] crash:R:I stuck:R:I '
+                    'tiny_kernels:R|all:COUNT[:I] nccl_bracketed[:R|all] copy_bubbles:R|all:MIB[:I] '
+                    'pageable_h2d:R|all:MIB[:I] gc_pause:R|all:EVERY:MS (see README.md)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--ddl-dir', default=DEFAULT_DDL_DIR)
     a = ap.parse_args()
+    if a.one_shot:                                     # one compute phase: no steps, no step markers
+        a.iters, a.markers = 1, False
     job = Job(a)
-    st, pending, hold, blocked, dead, progs = simulate(job)
+    st, pending, hold, blocked, dead, progs, stuck_async = simulate(job)
     rng = random.Random(a.seed * 104729 + 17)
     style = HOST_STYLES[a.seed % len(HOST_STYLES)]
     hbase = rng.randint(1, 60)
@@ -73,7 +87,7 @@ def main():
             files[name] = {'ranks': [r], 'host': hosts[h]}
     else:
         for h in range(job.H):
-            rs = list(range(h * job.G, (h + 1) * job.G))
+            rs = list(range(h * job.G, min((h + 1) * job.G, job.n)))
             base = rng.randint(1000, 400000)
             procs, pid = [], base
             for i, r in enumerate(rs):                     # torchrun children: increasing, unique pids
@@ -83,13 +97,13 @@ def main():
             write_file(job, os.path.join(a.out, name), hosts[h], procs, st, min(cap_start[r] for r in rs),
                        max(cap_end[r] for r in rs), wrng, err[h], epoch, domain_row)
             files[name] = {'ranks': rs, 'host': hosts[h]}
-    truth = build_truth(job, st, pending, hold, blocked, dead, hosts, err, files, domain_row)
+    truth = build_truth(job, st, pending, hold, blocked, dead, hosts, err, files, domain_row, stuck_async)
     with open(os.path.join(a.out, 'truth.json'), 'w') as f:
         json.dump(truth, f, indent=1)
-    print('%s: %d ranks, %d files, step %.2f ms, stragglers %s, desync %d ops' % (
-        a.out, job.n, len(files), truth['step_ms_true'], [x['rank'] for x in truth['stragglers']], len(truth['desync'])))
-
-
+    print('%s: %d ranks, %d files, step %.2f ms, stragglers %s, desync %d ops, findings %s' % (
+        a.out, job.n, len(files), truth['step_ms_true'], [x['rank'] for x in truth['stragglers']], len(truth['desync']),
+        ['%s%s' % (x['finding'], x['ranks'] if len(x['ranks']) < 6 else '[%d ranks]' % len(x['ranks']))
+         for x in truth['findings']]))
 
 
 if __name__ == '__main__':
