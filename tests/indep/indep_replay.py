@@ -182,14 +182,15 @@ def simulate(job):
         """CPU side of a collective: NVTX range around the NCCL launch (plus event rows / pack kernel)"""
         rng = s.rng
         key, cname, dtype, nbytes, api = op[1], op[2], op[3], op[4], op[5]
-        early = asyn or (r in bracketed and cname != 'SendRecv')
+        brk = r in bracketed and cname != 'SendRecv' and not asyn   # (overlapped buckets are not bracketed)
+        early = asyn or brk
         stream = stream_of(s, r, key[0]) if early else None   # (else after the launch: keeps old seeds' draws)
         ready = s.g
         if asyn:                                   # ProcessGroupNCCL: NCCL stream waits for the current stream
             launch(s, ev_api, 0, rng.randint(2000, 4000))
             wait_event(s, stream)
         pack_end = None
-        if r in bracketed and cname != 'SendRecv':
+        if brk:
             pc = launch(s, *kernel_api('pack'))
             kp = small_kernel(s, 'pack', stream, max(s.g, s.c + rng.randint(1000, 3000)), nbytes)
             s.kern.append(kp[:3] + (pc,) + kp[4:])
