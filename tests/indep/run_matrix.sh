@@ -1,9 +1,10 @@
 #!/bin/bash
 # Independent test matrix for straggler-scan: simulate (tests/indep/indep_sim.py), analyse, check.
-#   tests/indep/run_matrix.sh [--quick | --full] [--seeds "1 2"] [--out DIR] [--keep]
+#   tests/indep/run_matrix.sh [--quick | --full | --extras] [--seeds "1 2"] [--out DIR] [--keep]
 # SS_SCAN_BIN: the straggler-scan binary (default: build/src/straggler-scan of this checkout).
 # SS_DDL_DIR : folder with the nsys DDL dumps (default ../shared/docs/nsys-ddl next to the checkout).
-# Default: each shape x fault once, conventions rotating; --full: every convention too; --quick: ~10 runs.
+# Default: each shape x fault once, conventions rotating, plus the EXTRAS below; --full: every convention
+# too; --quick: ~10 runs plus the EXTRAS marked '*'; --extras: the EXTRAS only.
 # Exit 0 when every run passed its checks, 1 otherwise, 77 when the DDL dumps or the binary are absent.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,9 +14,9 @@ DDL="${SS_DDL_DIR:-$(cd "$REPO/.." && pwd)/shared/docs/nsys-ddl}"
 MODE=default SEEDS="1" OUT="${TMPDIR:-/tmp}/indep-matrix" KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) MODE=quick ;; --full) MODE=full ;; --keep) KEEP=1 ;;
+    --quick) MODE=quick ;; --full) MODE=full ;; --extras) MODE=extras ;; --keep) KEEP=1 ;;
     --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;;
-    *) echo "usage: $0 [--quick|--full] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick|--full|--extras] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
   esac; shift
 done
 [ -x "$BIN" ] || { echo "SKIP: no straggler-scan binary at $BIN (set SS_SCAN_BIN)"; exit 77; }
@@ -37,6 +38,36 @@ CONVS=(
   "host-3.0-noNCCLnvtx --files host --schema 3.0 --no-nccl-nvtx"
 )
 FAULTS=(healthy slow_gpu host_delay extra_work slow_link two crash stuck)
+# Runs outside the shape x fault grid: name | simulator options ('*': also in --quick). See README.md.
+EXTRAS=(
+  # overlapped DP buckets (--dp-overlap): hangs at both schemas and both file layouts
+  "*ovl-crash_rank-3.25|--layout 2x2x4 --layers 6 --dp-overlap --cpu-lead-ms 15 --fault crash:6:7 --files rank --schema 3.25"
+  "ovl-crash_host-3.25|--layout 2x2x4 --layers 6 --dp-overlap --fault crash:6:7 --files host --schema 3.25 --markers"
+  "*ovl-crash_rank-3.0|--layout 2x2x4 --layers 6 --dp-overlap --cpu-lead-ms 15 --fault crash:9:6 --files rank --schema 3.0 --naming hostname"
+  "ovl-crash_host-3.0|--layout 2x1x8 --gpus-per-host 8 --layers 4 --dp-overlap --dp-bucket-layers 2 --cpu-lead-ms 20 --fault crash:5:5 --files host --schema 3.0 --dp-mode rsag"
+  "ovl-stuck_rank-3.25|--layout 2x2x4 --layers 4 --dp-overlap --cpu-lead-ms 10 --fault stuck:13:8"
+  "ovl-healthy|--layout 2x2x4 --layers 6 --dp-overlap --cpu-lead-ms 15"
+  "ovl-slow_gpu|--layout 2x2x4 --layers 4 --dp-overlap --fault slow_gpu:6:4:1.3"
+  # small host delays (2-3% of a ~150-200 ms step) and noisier kernels
+  "*host_delay-2.5pct|--layout 2x2x4 --layers 3 --fault host_delay:3:5:4"
+  "host_delay-2.5pct-noisy|--layout 2x1x8 --gpus-per-host 8 --layers 6 --jitter 5 --fault host_delay:9:4:4"
+  "healthy-noisy|--layout 2x2x4 --jitter 6"
+  # findings: tiny-kernel storms, one-shot JIT captures, bracketed NCCL, copy-fed bubbles, GC pauses
+  "*tiny_kernels|--layout 2x2x4 --fault tiny_kernels:5:300"
+  "tiny_kernels-all+markers|--layout 1x1x8 --fault tiny_kernels:all:200 --markers"
+  "*oneshot-1gpu-tiny|--layout 1x1x1 --gpus-per-host 1 --one-shot --fault tiny_kernels:0:200"
+  "oneshot-8gpu-host-3.0|--layout 2x1x4 --gpus-per-host 8 --one-shot --files host --schema 3.0"
+  "*nccl_bracketed|--layout 2x1x4 --layers 4 --grad-mb 60 --act-mb 8 --fault nccl_bracketed:all"
+  "copy_bubbles-1gpu|--layout 1x1x1 --gpus-per-host 1 --iters 8 --fault copy_bubbles:all:1024"
+  "copy_bubbles-rank|--layout 2x2x4 --fault copy_bubbles:5:2048:4"
+  "*pageable_h2d|--layout 2x2x4 --fault pageable_h2d:9:48:3"
+  "*gc_pause|--layout 2x2x4 --cpu-lead-ms 5 --fault gc_pause:3:3:40"
+  "gc_pause-small-3.0|--layout 2x1x8 --gpus-per-host 8 --cpu-lead-ms 5 --fault gc_pause:6:2:12 --schema 3.0"
+  # short (3-iteration) captures of larger jobs
+  "short3-256-slow_gpu|--layout 4x4x16 --gpus-per-host 8 --iters 3 --files host --fault slow_gpu:77:0:1.4"
+  "short3-512-ovl-crash|--layout 8x4x16 --gpus-per-host 8 --iters 3 --dp-overlap --cpu-lead-ms 15 --fault crash:300:2"
+  "short3-128-healthy-3.0|--layout 8x2x8 --gpus-per-host 8 --iters 3 --schema 3.0"
+)
 
 fault_args() {  # fault, then the shape's ranks: sg hd ew cr st h1 h2
   local f=$1 sg=$2 hd=$3 ew=$4 cr=$5 st=$6 h1=$7 h2=$8
@@ -55,6 +86,12 @@ fault_args() {  # fault, then the shape's ranks: sg hd ew cr st h1 h2
 RUNS=()
 i=0
 for seed in $SEEDS; do
+  for xi in "${!EXTRAS[@]}"; do
+    x=${EXTRAS[$xi]}
+    if [ $MODE = quick ]; then [ "${x:0:1}" = "*" ] || continue; fi
+    RUNS+=("$seed x $xi -")
+  done
+  [ $MODE = extras ] && continue
   for si in "${!SHAPES[@]}"; do
     for fi in "${!FAULTS[@]}"; do
       f=${FAULTS[$fi]}
@@ -74,12 +111,20 @@ done
 
 for run in "${RUNS[@]}"; do
   read -r seed si fi ci <<< "$run"
-  read -r sname layout gph _ sg hd ew cr st _ h1 h2 <<< "${SHAPES[$si]}"
-  read -r cname copts <<< "${CONVS[$ci]}"
-  f=${FAULTS[$fi]}
-  dir="$OUT/${sname}_${cname}_${f}_s$seed"
+  if [ "$si" = x ]; then                     # an extra run: name | options
+    x=${EXTRAS[$fi]}; x=${x#\*}
+    sname=extra; cname=${x%%|*}; f=${cname%%-*}
+    dir="$OUT/extra_${cname}_s$seed"
+    simcmd="$HERE/indep_sim.py $dir/run --seed $seed --ddl-dir $DDL ${x#*|}"
+    case " ${x#*|} " in *" --iters "*) ;; *) simcmd="$simcmd --iters 12" ;; esac
+  else
+    read -r sname layout gph _ sg hd ew cr st _ h1 h2 <<< "${SHAPES[$si]}"
+    read -r cname copts <<< "${CONVS[$ci]}"
+    f=${FAULTS[$fi]}
+    dir="$OUT/${sname}_${cname}_${f}_s$seed"
+    simcmd="$HERE/indep_sim.py $dir/run --layout $layout --gpus-per-host $gph --seed $seed --iters 12 --ddl-dir $DDL $copts $(fault_args $f $sg $hd $ew $cr $st $h1 $h2)"
+  fi
   rm -rf "$dir"; mkdir -p "$dir"
-  simcmd="$HERE/indep_sim.py $dir/run --layout $layout --gpus-per-host $gph --seed $seed --iters 12 --ddl-dir $DDL $copts $(fault_args $f $sg $hd $ew $cr $st $h1 $h2)"
   scancmd="$BIN $dir/run --summary $dir/s.json -o $dir/out.h5"
   echo "$simcmd" > "$dir/cmd"; echo "$scancmd" >> "$dir/cmd"
   if ! $simcmd > "$dir/sim.log" 2>&1; then
