@@ -90,7 +90,9 @@ size_t onset_before(const std::vector<double>& excess, size_t from, size_t to, c
   std::fill(in.begin(), in.begin() + long(std::min(from, to)), 0.0);
   const size_t in_window = onset_index(in, opt);
   if (in_window == SIZE_MAX) return SIZE_MAX;
-  const double half = opt.onset_level * slow_level(excess, from, to);
+  // Traced back at its level over all it had up to `to`: a short window's level is one or two
+  // iterations' worth, and a hiccup among them would set it too high.
+  const double half = opt.onset_level * slow_level(excess, 1, to);
   const size_t back = first_sustained(excess, 1, to, half, opt);
   return back < in_window ? back : in_window;
 }
@@ -539,6 +541,11 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   in.extra_transfer_ms = (r.transfer_ns - median_transfer_ns) / 1e6 / double(std::max<size_t>(r.step_ms.size(), 1));
   in.excess_ms_per_it = s.excess_ms / double(std::max<size_t>(win.to - std::max<size_t>(from, 1), 1));
   s.cause = cause_of(r, others, in, run.opt, s.evidence);
+  // A host delay is dated by its own signal, the extra GPU idle: own time also carries the GPU
+  // speed spread, which blurs a small delay's start.
+  if (s.cause == Cause::HostDelay && !run.by_idle[i])
+    if (const size_t idle_on = onset_before(run.extra_idle(i), win.from, win.to, run.opt); idle_on != SIZE_MAX)
+      s.onset_iteration = number(r, idle_on);
   s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
                            "{:.0f}% of its collectives; ",
                            s.excess_ms,

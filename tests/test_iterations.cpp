@@ -130,12 +130,23 @@ TEST(Iterations, SlowWarmUpUnitDoesNotHideTheUnit) {
   EXPECT_TRUE(its[0].warmup);
   EXPECT_NEAR(double(its[0].step_ns) / kMs, 1238, 1e-6);
   EXPECT_NEAR(median_step_ms(its), 38, 1e-6);
-  // The same stall in a later unit is no warm-up: that run is irregular, and stays so.
+  // The same stall in a later unit (a checkpoint save, a GC pause) is a one-off: the timing score
+  // leaves the largest 5% of differences out, so the unit is still 5 and that unit is a long one.
   std::vector<double> late = gaps;
   late[1] -= 1200, late[31] += 1200;
   Builder c;
   c.collectives(late);
-  EXPECT_EQ(collective_period_of(c.tl).period, 0u);
+  EXPECT_EQ(collective_period_of(c.tl).period, 5u);
+  // Stalls in most units are no one-off: the run is irregular.
+  std::vector<double> noisy = gaps;
+  uint64_t x = 88172645463325252ull;  // xorshift: stalls of 0-40 ms in a third of the gaps, no period
+  for (size_t i = 1; i < noisy.size(); ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    if (x % 3 == 0) noisy[i] += double(x % 4000) / 100.0;
+  }
+  Builder d;
+  d.collectives(noisy);
+  EXPECT_EQ(collective_period_of(d.tl).period, 0u);
 }
 
 TEST(Iterations, RegularSingleCollectiveStepsStayPeriodOne) {

@@ -26,7 +26,7 @@
 //   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
 //   a straggler.
 // Since when. onset = the first iteration with excess above half its slow level (median of its
-//   upper half of positive excesses) from which the share of such iterations is at least 3/4 of
+//   upper half of positive excesses) from which the share of such iterations is at least 90% of
 //   the share in the later half of the slow stretch: a steady slowdown dates from its first
 //   iteration, a periodic one (a GC pause every other iteration) from its first occurrence.
 // Why (over iterations from the onset on, against role peers' medians; the Cause enum):
@@ -76,7 +76,7 @@ struct VerdictOptions {
   double own_shift_excess = 0.02;    // ... when its excess is >= this share
   double shift_spread_floor = 0.005;  // own-shift MAD floor: share of the mean job step time
   double onset_level = 0.5;          // onset: excess above this share of its slow level ...
-  double onset_stay = 0.75;          // ... sustained: this share of the later stretch's rate of high iterations
+  double onset_stay = 0.9;           // ... sustained: this share of the later stretch's rate of high iterations
   double slow_gpu_ratio = 1.08;      // same kernels this much longer
   double extra_work_ratio = 1.08;    // this many more compute kernels or compute time
   double slow_link_transfer = 0.5;   // slow_link: extra transfer time >= this share of its excess

@@ -3,7 +3,8 @@
 //    mismatches, at least 3 repetitions);
 //  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
 //    consecutive collective starts, leaving out the first unit's gaps (warm-up) when 3 units follow
-//    it. It is near 0 when the timing repeats every p collectives and stays
+//    it, and the largest kTrimShare of the differences (occasional host stalls). It is near 0 when
+//    the timing repeats every p collectives and stays
 //    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
 //  * chosen: the smallest candidate scoring under kRegularScore, or at most kSubPeriodRatio x the
 //    best larger candidate; none when that score is above kIrregularScore (iterations unknown).
@@ -25,6 +26,7 @@ inline constexpr double kExactScore = 0.02;      // timing repeats to 2%: no nee
 // sub-period (FSDP's alternating 6.3 / 10.4 ms gaps) scores 0.2-0.45, above it.
 inline constexpr double kRegularScore = 0.15;
 inline constexpr double kIrregularScore = 0.25;  // above: no regular repeating unit
+inline constexpr double kTrimShare = 0.05;       // share of gap pairs left out of the timing score
 
 struct CollectivePeriod {
   size_t period = 0;       // collectives per repeating unit; 0 = no regular unit
