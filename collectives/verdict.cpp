@@ -13,6 +13,7 @@
 
 #include "common/stats.hpp"
 #include "consistency.hpp"
+#include "onset.hpp"
 #include "ranks/changepoint.hpp"
 
 namespace collectives {
@@ -43,59 +44,7 @@ double mean_from(const std::vector<double>& v, size_t from, size_t to) {
   return n ? s / double(n) : 0;
 }
 
-// Its level once it is slow: the median of the upper half of the positive values in [from, to);
-// 0 when none is positive.
-double slow_level(const std::vector<double>& v, size_t from, size_t to) {
-  std::vector<double> positive;
-  for (size_t i = from; i < to && i < v.size(); ++i)
-    if (v[i] > 0) positive.push_back(v[i]);
-  std::sort(positive.begin(), positive.end());
-  return median(std::vector<double>(positive.begin() + long(positive.size() / 2), positive.end()));
-}
-
-// Share of iterations in [from, to) whose value is at least `level`.
-double high_share(const std::vector<double>& v, size_t from, size_t to, double level) {
-  size_t high = 0;
-  for (size_t i = from; i < to; ++i) high += v[i] >= level;
-  return to > from ? double(high) / double(to - from) : 0.0;
-}
-
-// The first high iteration (>= onset_level x its slow level) from which the share of high
-// iterations up to `to` is at least onset_stay x the share over the later half of the stretch
-// from `first` on: a slowdown every iteration dates from its first, a periodic one (a GC pause
-// every other iteration) from its first occurrence, and a lone spike before a later onset is not
-// the onset. `first`: where high iterations are looked for.
-size_t first_sustained(const std::vector<double>& v, size_t first, size_t to, double half, const VerdictOptions& opt) {
-  size_t start = SIZE_MAX;
-  for (size_t i = first; i < to && start == SIZE_MAX; ++i)
-    if (v[i] >= half) start = i;
-  if (start == SIZE_MAX) return SIZE_MAX;
-  const double tail = high_share(v, start + (to - start) / 2, to, half);
-  for (size_t i = std::max<size_t>(first, 1); i < to; ++i)
-    if (v[i] >= half && high_share(v, i, to, half) >= opt.onset_stay * tail) return i;
-  return start;
-}
-
-size_t onset_index(const std::vector<double>& blame, const VerdictOptions& opt) {
-  const double level = slow_level(blame, 1, blame.size());
-  if (level <= 0) return SIZE_MAX;
-  return first_sustained(blame, 1, blame.size(), opt.onset_level * level, opt);
-}
-
-// The onset of a rank's excess that is judged over [from, to): its level there, traced back to the
-// first iteration from which it is sustained (first_sustained). A window that opens at a later
-// fault's change point must not move an earlier onset of this rank to it.
-size_t onset_before(const std::vector<double>& excess, size_t from, size_t to, const VerdictOptions& opt) {
-  std::vector<double> in(excess.begin(), excess.begin() + long(to));
-  std::fill(in.begin(), in.begin() + long(std::min(from, to)), 0.0);
-  const size_t in_window = onset_index(in, opt);
-  if (in_window == SIZE_MAX) return SIZE_MAX;
-  // Traced back at its level over all it had up to `to`: a short window's level is one or two
-  // iterations' worth, and a hiccup among them would set it too high.
-  const double half = opt.onset_level * slow_level(excess, 1, to);
-  const size_t back = first_sustained(excess, 1, to, half, opt);
-  return back < in_window ? back : in_window;
-}
+OnsetOptions onset_options(const VerdictOptions& o) { return {o.onset_level, o.onset_stay}; }
 
 // Time per kernel of `name` on a rank over iterations [from, to) (ns), or -1 if it has none.
 double per_kernel_ns(const RankEvidence& r, const std::string& name, size_t from, size_t to) {
@@ -529,7 +478,7 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
   s.score = run.best_z[i];
   // Named on its extra idle: that series, not its own time (GPU speed spread blurs it), dates it.
-  const size_t on = onset_before(run.by_idle[i] ? run.extra_idle(i) : run.excess[i], win.from, win.to, run.opt);
+  const size_t on = onset_before(run.by_idle[i] ? run.extra_idle(i) : run.excess[i], win.from, win.to, onset_options(run.opt));
   const size_t from = on == SIZE_MAX ? win.from : on;
   if (on != SIZE_MAX) s.onset_iteration = number(r, on);
   std::vector<const RankEvidence*> others;
@@ -544,7 +493,7 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   // A host delay is dated by its own signal, the extra GPU idle: own time also carries the GPU
   // speed spread, which blurs a small delay's start.
   if (s.cause == Cause::HostDelay && !run.by_idle[i])
-    if (const size_t idle_on = onset_before(run.extra_idle(i), win.from, win.to, run.opt); idle_on != SIZE_MAX)
+    if (const size_t idle_on = onset_before(run.extra_idle(i), win.from, win.to, onset_options(run.opt)); idle_on != SIZE_MAX)
       s.onset_iteration = number(r, idle_on);
   s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
                            "{:.0f}% of its collectives; ",

@@ -5,7 +5,7 @@ Usage: scripts/plot_stragglers.py OUT.h5 DIR
 
 Writes four PNG files into DIR (created if missing) and prints their paths:
   wait_heatmap.png   each rank's wait in matched collectives over time (ms per time bin)
-  blame_per_rank.png peers' waiting time blamed on each rank (ms), stragglers labelled
+  blame_per_rank.png peers' waiting time charged to the rank that started each chain (root blame, ms), stragglers labelled
   step_time.png      step time per iteration index, per rank and job median (ms)
   clock_offsets.png  clock offset per rank (ms), colored by host
 Empty tables (no stragglers, no change points, no communicators) give a note, not an error.
@@ -120,7 +120,10 @@ def plot_wait_heatmap(f, out_dir, ranks, stragglers):
 
 def plot_blame(f, out_dir, ranks, stragglers):
     fig, ax = plt.subplots(figsize=(max(8, 0.25 * len(ranks) + 3), 4.5))
-    blame = read(f, "/ranks/blame_ms", np.zeros(0))
+    # Root blame (charged to the rank that started each chain of waits); older files: direct blame.
+    blame = read(f, "/ranks/root_blame_ms", None)
+    if blame is None:
+        blame = read(f, "/ranks/blame_ms", np.zeros(0))
     if len(ranks) == 0:
         note(ax, "no ranks")
     else:
@@ -140,7 +143,7 @@ def plot_blame(f, out_dir, ranks, stragglers):
         ax.set_xlim(-0.6, len(ranks) - 0.4)
         ax.legend(loc="upper right", fontsize=8)
     ax.set_xlabel("rank")
-    ax.set_ylabel("blame (ms)")
+    ax.set_ylabel("root blame (ms): peers' waits charged to the rank that started them")
     ax.set_title("Blame per rank: peers' time waiting for it in collectives (ms)"
                  + ("" if stragglers else "\nno stragglers found"))
     return save(fig, out_dir, "blame_per_rank.png")

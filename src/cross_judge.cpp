@@ -25,6 +25,10 @@ struct Wire<ReplayNotes> {
   static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended); }
 };
 template <>
+struct Wire<c::BlameRecords> {
+  static void fields(auto& ar, auto& b) { ar(b.ops, b.members); }
+};
+template <>
 struct Wire<ranks::RankFinding> {
   static void fields(auto& ar, auto& f) { ar(f.rank, f.finding, f.severity, f.cost_ms_per_step, f.evidence, f.unit); }
 };
@@ -107,7 +111,11 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
   // The per-op results are dropped here (replay_owned recomputes them for the writer).
   for (const auto& [ci, members] : owned.members) {
     x.transport().alive();  // long local work at scale, not silence (--timeout)
-    const auto replay = c::replay_communicator(decode(comms[ci], members), clocks, rp.acc);
+    const auto decoded = decode(comms[ci], members);
+    const auto replay = c::replay_communicator(decoded, clocks, rp.acc);
+    std::vector<int32_t> ranks;
+    for (const auto& m : decoded) ranks.push_back(m.rank);
+    c::add_blame_records(replay, ranks, rp.blame);
     rp.stats[ci] = {double(replay.ops.size()), replay.median_transfer_ns, double(replay.mismatch_seq + 1),
                     double(replay.clock_violations_before), double(replay.clock_violations_after)};
     rp.notes.mismatch.push_back({ci, replay.mismatch});
@@ -137,6 +145,30 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
   for (auto* rows : {&res.desync, &res.capture_ended})
     std::sort(rows->begin(), rows->end(), [](auto& a, auto& b) { return a.communicator < b.communicator; });
   c::number_in_pipeline_group(res.desync, inf.inference.comms);
+}
+
+c::RootBlame root_blame_stage(Exchange& x, const c::BlameRecords& mine, int world) {
+  std::vector<std::string> to(size_t(x.size()));
+  to[0] = pack_list(std::vector<c::BlameRecords>{mine});
+  const auto got = x.alltoall(to);
+  c::BlameRecords all;
+  if (x.transport().rank() == 0)
+    for (const auto& blob : got) {
+      std::vector<c::BlameRecords> part;
+      unpack_list(blob, part);
+      for (const auto& r : part) {
+        const uint32_t base = uint32_t(all.ops.size());
+        all.ops.insert(all.ops.end(), r.ops.begin(), r.ops.end());
+        for (auto m : r.members) m.op += base, all.members.push_back(m);
+      }
+    }
+  x.transport().alive();
+  c::RootBlame rb = x.transport().rank() == 0 ? c::root_blame(all, world) : c::RootBlame{};
+  for (auto* v : {&rb.direct_ns, &rb.propagated_ns, &rb.root_ns}) {
+    v->resize(size_t(world), 0.0);
+    allreduce_sum(x.transport(), *v);
+  }
+  return rb;
 }
 
 void merge_sums(Transport& t, c::RankAccumulator& acc, const std::vector<CrossRankInput>& local) {

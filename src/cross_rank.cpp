@@ -252,6 +252,8 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   summarize_clock(fit, res.clocks, inf, res.clock);
   apply_stats(rp.stats, res);
   collect_desync(x, rp, inf, local, world, res);
+  res.root_blame = root_blame_stage(x, rp.blame, world);
+  rp.blame = {};
   res.acc = std::move(rp.acc);
   merge_sums(t, res.acc, local);
   timings().mark("replay and sums");

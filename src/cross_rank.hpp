@@ -17,6 +17,7 @@
 #include "collectives/communicators.hpp"
 #include "collectives/desync.hpp"
 #include "collectives/replay.hpp"
+#include "collectives/root_blame.hpp"
 #include "collectives/verdict.hpp"
 #include "op_records.hpp"
 #include "ranks/findings.hpp"
@@ -85,6 +86,7 @@ struct CrossRankResults {
   collectives::ClockSolution clocks;
   ClockSummary clock;
   collectives::RankAccumulator acc;               // global sums by rank
+  collectives::RootBlame root_blame;              // direct / propagated / root blame by rank
   collectives::Verdict verdict;                   // every process, per rank in `evidence_ranks` order
   std::vector<int32_t> evidence_ranks;            // ranks in verdict.score / verdict.cause order
   std::vector<DesyncRow> desync;

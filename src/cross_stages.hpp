@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "collectives/root_blame.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "transport.hpp"
@@ -92,6 +93,7 @@ struct ReplayNotes {
 };
 struct Replayed {
   collectives::RankAccumulator acc;  // this process's communicators only
+  collectives::BlameRecords blame;   // this process's communicators' ops (root_blame.hpp)
   std::vector<CommStats> stats;      // every communicator
   ReplayNotes notes;                 // this process's communicators
 };
@@ -101,6 +103,10 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
 // 5. Sets res.desync, res.capture_ended (root causes, pipeline group numbers) and mismatch texts.
 void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const std::vector<CrossRankInput>& local,
                     int world, CrossRankResults& res);
+
+// 5b. Root blame (collectives/root_blame.hpp) of every rank, the same on every process: the op
+// records go to process 0, which follows the chains in time order.
+collectives::RootBlame root_blame_stage(Exchange& x, const collectives::BlameRecords& mine, int world);
 
 // 6.
 void merge_sums(Transport& t, collectives::RankAccumulator& acc, const std::vector<CrossRankInput>& local);

@@ -318,10 +318,11 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
       os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
                         r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
                         pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
-                        pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.blame_ms, 100 * r.late_fraction,
+                        pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.root_blame_ms, 100 * r.late_fraction,
                         r.cause);
     os << "(gaps: idle gaps over 1 ms; wait: time in collectives waiting for the last member; blame: peers' time "
-          "waiting for it; late: share of its collectives where it arrived last)\n";
+          "waiting for it, charged to the rank that started each chain of waits (root blame); late: share of its "
+          "collectives where it arrived last)\n";
   }
   if (!in.failures.empty()) {
     os << fmt::format("\nskipped {}:\n", plural(in.failures.size(), "profile"));

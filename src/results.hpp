@@ -35,6 +35,7 @@ struct RankRow {
   // and verdict.hpp.
   int64_t collective_ops = 0, late_count = 0;
   double late_fraction = 0, wait_ms = 0, blame_ms = 0, hold_ms = 0;
+  double propagated_blame_ms = 0, root_blame_ms = 0;  // collectives/root_blame.hpp
   double clock_offset_ms = 0, clock_drift_ppm = 0;
   uint8_t clock_aligned = 0;
   double straggler_score = 0;

@@ -57,6 +57,8 @@ void apply_cross_rank(RunResults& res, const CrossRankResults& x) {
     row.collective_ops = int64_t(x.acc.ops[r]), row.late_count = int64_t(x.acc.late[r]);
     row.late_fraction = x.acc.ops[r] > 0 ? x.acc.late[r] / x.acc.ops[r] : 0;
     row.wait_ms = x.acc.wait_ns[r] / 1e6, row.blame_ms = x.acc.blame_ns[r] / 1e6;
+    if (r < x.root_blame.root_ns.size())
+      row.propagated_blame_ms = x.root_blame.propagated_ns[r] / 1e6, row.root_blame_ms = x.root_blame.root_ns[r] / 1e6;
     row.hold_ms = x.acc.hold_ns[r] / 1e6;
     row.clock_offset_ms = x.clocks.offset_ns[r] / 1e6, row.clock_drift_ppm = x.clocks.drift[r] * 1e6;
     row.clock_aligned = x.clocks.aligned[r];

@@ -7,6 +7,7 @@
 
 #include "collectives/collective_op.hpp"
 #include "collectives/replay.hpp"
+#include "collectives/root_blame.hpp"
 
 using namespace collectives;
 
@@ -379,4 +380,34 @@ TEST(Replay, UnlabeledUnfinishedLaunchesThatAreNotAHang) {
     EXPECT_EQ(p[0].seq, 2u);
     EXPECT_EQ(p[0].launch, 31'000);
   }
+}
+
+// docs/analyses.md's worked example of root blame: A (0) is slow; B (1) waits on it in their TP
+// all-reduce, then reaches its DP all-reduce with C (2) late and holds C there.
+TEST(RootBlame, WorkedExampleChargesTheChainToItsStart) {
+  using namespace collectives;
+  constexpr int64_t ms = 1'000'000;
+  BlameRecords r;
+  r.ops.push_back({0, 10 * ms, 10 * ms, double(10 * ms)});  // TP: last A at 10, B at 0
+  r.members.push_back({1, 0, 0, 10 * ms + 100'000, 10 * ms});
+  r.members.push_back({0, 0, 10 * ms, 10 * ms + 100'000, 0});
+  r.ops.push_back({1, 11 * ms, 9 * ms, double(9 * ms)});  // DP: last B at 11, C at 2
+  r.members.push_back({2, 1, 2 * ms, 11 * ms + 100'000, 9 * ms});
+  r.members.push_back({1, 1, 11 * ms, 11 * ms + 100'000, 0});
+  const RootBlame b = root_blame(r, 3);
+  EXPECT_DOUBLE_EQ(b.direct_ns[0], 10.0 * ms);
+  EXPECT_DOUBLE_EQ(b.direct_ns[1], 9.0 * ms);
+  EXPECT_DOUBLE_EQ(b.propagated_ns[1], 9.0 * ms);
+  EXPECT_DOUBLE_EQ(b.root_ns[0], 19.0 * ms);
+  EXPECT_DOUBLE_EQ(b.root_ns[1], 0.0);
+  EXPECT_DOUBLE_EQ(b.root_ns[2], 0.0);
+  // A rank late by more than it had waited keeps the rest as its own.
+  r.ops[1].lateness = 20 * ms, r.ops[1].blame = double(20 * ms);
+  const RootBlame c = root_blame(r, 3);
+  EXPECT_DOUBLE_EQ(c.propagated_ns[1], 10.0 * ms);  // p = 10 / 20
+  EXPECT_DOUBLE_EQ(c.root_ns[1], 10.0 * ms);
+  EXPECT_DOUBLE_EQ(c.root_ns[0], 20.0 * ms);
+  double direct = 0, root = 0;  // conserved
+  for (int i = 0; i < 3; ++i) direct += c.direct_ns[size_t(i)], root += c.root_ns[size_t(i)];
+  EXPECT_DOUBLE_EQ(direct, root);
 }

@@ -495,3 +495,31 @@ TEST(Verdict, LayoutInferredOnIssueShapesWithRandomConventions) {
       EXPECT_NEAR(offset[i], planted[int64_t(rank[i])], 0.05) << "rank " << rank[i];
   }
 }
+
+// Root blame (collectives/root_blame.hpp): with one slow GPU its TP partner and pipeline neighbours
+// also come last (they waited on it, then hold their own peers), so their direct blame is of the
+// same order; the chains start at the slow rank, whose root blame is at least 3x any other's.
+TEST(Verdict, RootBlameNamesTheStragglerNotItsVictims) {
+  const fs::path dir = fs::temp_directory_path() / ("ss-rootblame-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  int st = 0;
+  auto out = sh(kSim + " " + (dir / "run").string() + " " + sim_args(kLayouts[0], 3, 16) + " --fault slow_gpu:13:2:1.3", &st);
+  ASSERT_EQ(st, 0) << out;
+  out = sh(kScan + " " + (dir / "run").string() + " -o " + (dir / "out.h5").string(), &st);
+  ASSERT_EQ(st, 0) << out;
+  const auto direct = dataset((dir / "out.h5").string(), "/ranks/blame_ms");
+  const auto root = dataset((dir / "out.h5").string(), "/ranks/root_blame_ms");
+  const auto rank = dataset((dir / "out.h5").string(), "/ranks/rank");
+  fs::remove_all(dir);
+  ASSERT_EQ(root.size(), rank.size());
+  double slow = -1, slow_direct = -1, other = 0, other_direct = 0, sum_direct = 0, sum_root = 0;
+  for (size_t i = 0; i < rank.size(); ++i) {
+    sum_direct += direct[i], sum_root += root[i];
+    if (rank[i] == 13) slow = root[i], slow_direct = direct[i];
+    else other = std::max(other, root[i]), other_direct = std::max(other_direct, direct[i]);
+  }
+  EXPECT_GE(slow, 3 * other) << "root blame of rank 13 " << slow << " ms, largest other " << other << " ms";
+  // Victims carry direct blame of the same order (else the test shows nothing).
+  EXPECT_GT(other_direct, 0.5 * slow_direct) << other_direct << " vs " << slow_direct;
+  EXPECT_NEAR(sum_root, sum_direct, 1e-6 * sum_direct + 1e-9);
+}

@@ -52,7 +52,13 @@ const Table<RankRow>& ranks_table() {
            .doc("its waits: last arrival - its arrival, summed over all its matched collectives, warm-up included "
                 "(decompose.hpp); equals the sum over `/collectives/arrival_ns`"),
        col("blame_ms", &R::blame_ms, "ms")
-           .doc("peer time spent waiting for it (sum of the others' waits where it was last)"),
+           .doc("direct blame: peer time spent waiting for it (sum of the others' waits where it was last)"),
+       col("propagated_blame_ms", &R::propagated_blame_ms, "ms")
+           .doc("the part of blame_ms it passed on: it came last because it had just waited on another rank "
+                "(collectives/root_blame.hpp)"),
+       col("root_blame_ms", &R::root_blame_ms, "ms")
+           .doc("blame charged to the rank that started each chain of waits: blame_ms - propagated_blame_ms + the "
+                "propagated blame of others that started at it (collectives/root_blame.hpp, docs/analyses.md)"),
        col("hold_ms", &R::hold_ms, "ms").doc("time it alone held the others (last - second-to-last arrival)"),
        col("clock_offset_ms", &R::clock_offset_ms, "ms").doc(clock),
        col("late_fraction", &R::late_fraction).doc("share of its matched collectives where it arrived last"),
