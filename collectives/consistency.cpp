@@ -55,8 +55,8 @@ size_t Consistency::high(size_t i, size_t from, size_t to) const {
   return c;
 }
 
-bool Consistency::passes(size_t c, size_t n) const {
-  return c > 0 && double(ranks_) * binomial_tail(n, c, p0_) <= opt_.alpha;
+bool Consistency::passes(size_t c, size_t n, double tests) const {
+  return c > 0 && double(ranks_) * std::max(1.0, tests) * binomial_tail(n, c, p0_) <= opt_.alpha;
 }
 
 size_t Consistency::min_iterations() const {

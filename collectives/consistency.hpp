@@ -21,7 +21,7 @@ namespace collectives {
 struct ConsistencyOptions {
   double high_z = 2.5;         // an iteration counts as high from this robust z
   double floor_share = 0.005;  // per-iteration MAD floor: share of that iteration's job step
-  double null_floor = 0.02;    // least chance rate of a high iteration assumed
+  double null_floor = 0.05;    // least chance rate of a high iteration assumed
   double alpha = 0.05;         // chance of naming one rank by chance, over all ranks compared
 };
 
@@ -33,8 +33,9 @@ class Consistency {
               const std::vector<double>& job_step_ms, size_t common, const ConsistencyOptions& opt);
   // High iterations of rank i in [from, to).
   size_t high(size_t i, size_t from, size_t to) const;
-  // Whether c high iterations out of n pass the family-wise test.
-  bool passes(size_t c, size_t n) const;
+  // Whether c high iterations out of n pass the family-wise test; `tests`: how many windows were
+  // tried per rank (a stretch chosen because the rank changed there is chosen after the fact).
+  bool passes(size_t c, size_t n, double tests = 1) const;
   // Least number of steady iterations in which a rank high in all of them passes (SIZE_MAX: none
   // up to 1000).
   size_t min_iterations() const;

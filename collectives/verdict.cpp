@@ -253,7 +253,13 @@ struct Run {
   const std::vector<double>& judge(Window w);
   const std::vector<double>& judge_shift(size_t at);
   double blame_in(size_t i, Window w) const;
-  bool repeats(const Consistency& c, size_t i, Window w) const { return c.passes(c.high(i, w.from, w.to), w.to - w.from); }
+  // A stretch other than the whole steady run was picked at a change point, after the fact: the
+  // test counts kPickedWindows tries for it.
+  bool repeats(const Consistency& c, size_t i, Window w) const {
+    const bool whole = w.from <= 1 && w.to >= common;
+    return c.passes(c.high(i, w.from, w.to), w.to - std::max<size_t>(w.from, 1), whole ? 1.0 : kPickedWindows);
+  }
+  static constexpr double kPickedWindows = 8;
   bool qualifies(size_t i, Window w, double z, bool own_shift) const;
   bool idle_qualifies(size_t i, Window w) const;
   std::vector<double> extra_idle(size_t i) const;
