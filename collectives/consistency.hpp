@@ -21,7 +21,7 @@ namespace collectives {
 struct ConsistencyOptions {
   double high_z = 2.5;         // an iteration counts as high from this robust z
   double floor_share = 0.005;  // per-iteration MAD floor: share of that iteration's job step
-  double null_floor = 0.05;    // least chance rate of a high iteration assumed
+  double null_floor = 0.02;    // least chance rate of a high iteration assumed
   double alpha = 0.05;         // chance of naming one rank by chance, over all ranks compared
 };
 

@@ -59,9 +59,13 @@ size_t onset_before(const std::vector<double>& excess, size_t from, size_t to, c
   std::fill(in.begin(), in.begin() + long(std::min(from, to)), 0.0);
   const size_t in_window = onset_index(in, opt);
   if (in_window == SIZE_MAX) return SIZE_MAX;
-  // Traced back at its level over all it had up to `to`: a short window's level is one or two
-  // iterations' worth, and a hiccup among them would set it too high.
-  const double half = opt.onset_level * slow_level(excess, 1, to);
+  // Traced back at its level in the window, its largest value left out when it has three or more:
+  // a short window's level is a few iterations' worth, and one hiccup among them would set it
+  // too high.
+  std::vector<double> level_of(excess.begin() + long(std::min(from, to)), excess.begin() + long(to));
+  if (std::count_if(level_of.begin(), level_of.end(), [](double v) { return v > 0; }) >= 3)
+    level_of.erase(std::max_element(level_of.begin(), level_of.end()));
+  const double half = opt.onset_level * slow_level(level_of, 0, level_of.size());
   const size_t back = first_sustained(excess, 1, to, half, opt);
   return back < in_window ? back : in_window;
 }

@@ -264,7 +264,9 @@ struct Run {
   bool idle_qualifies(size_t i, Window w) const;
   std::vector<double> extra_idle(size_t i) const;
   void consider(size_t i, Window w, double z, bool own_shift = false) {
-    const bool own = qualifies(i, w, z, own_shift), idle = !own && !own_shift && idle_qualifies(i, w);
+    // The idle channel judges the whole steady run only: a small delay that counts is a lasting one.
+    const bool whole = w.from <= 1 && w.to >= common;
+    const bool own = qualifies(i, w, z, own_shift), idle = !own && !own_shift && whole && idle_qualifies(i, w);
     if ((own || idle) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w, by_idle[i] = idle;
   }
 };

@@ -21,8 +21,8 @@
 //     with the iterations seen; a stretch picked at a change point counts as 8 tries; a capture too
 //     short for any rank to pass names nobody and says so).
 //   A host-side delay hides in own time when GPUs differ in speed by as much (a 2.4% stall among
-//   GPUs +-2% apart), but GPU speed makes no idle time: a rank also qualifies when its extra GPU
-//   idle per iteration repeats by the same test, sums to >= 1% of the run, its peers wait on it
+//   GPUs +-2% apart), but GPU speed makes no idle time: a rank also qualifies, over the whole
+//   steady run, when its extra GPU idle per iteration repeats by the same test, sums to >= 1% of the run, its peers wait on it
 //   (blame >= 1%) and its own time is above its role's median.
 //   Stage peers do the same work, so a slow stage is a pipeline imbalance (a later analysis), not
 //   a straggler.
@@ -87,7 +87,7 @@ struct VerdictOptions {
   double culprit_shift = 0.5;        // change-point culprits: excess moved by this share of the shift
   double consistency_z = 2.5;        // per-iteration robust z of a "high" iteration (consistency.hpp)
   double consistency_floor = 0.005;  // ... its MAD floored at this share of the iteration's job step
-  double chance_floor = 0.05;        // least chance rate of a high iteration assumed
+  double chance_floor = 0.02;        // least chance rate of a high iteration assumed
   double family_alpha = 0.05;        // chance of naming one rank by chance, over all ranks compared
 };
 
