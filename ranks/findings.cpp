@@ -52,6 +52,7 @@ struct Facts {
   int64_t load_calls = 0, compile_ranges = 0;
   double load_ns = 0;  // the merged intervals' length
   double costed_idle_ns = 0;  // scope idle already costed by a finding (idle is costed once)
+  double costed_load_ns = 0;  // of which module_loading's one-time stall
 };
 
 struct StreamTime {
@@ -352,10 +353,12 @@ void nccl_serialization(const RankMetrics& m, const Facts& f, const KernelFacts&
 
 void small_kernels(const Facts& f, const KernelFacts& kf, const FindingOptions& o, Out& out) {
   const double at_stake = kf.small_ns + kf.small_idle_ns;
-  if (f.scope_ns <= 0 || double(kf.small) < o.small_min_count || kf.small_launch_ns <= kf.small_ns ||
-      at_stake < o.small_share * f.scope_ns)
+  // Per unit of the job's time: a one-time compilation stall costed by module_loading is not it.
+  const double time = f.scope_ns - f.costed_load_ns;
+  if (time <= 0 || double(kf.small) < o.small_min_count || kf.small_launch_ns <= kf.small_ns ||
+      at_stake < o.small_share * time)
     return;
-  out.add(Finding::SmallKernels, at_stake / (o.small_share * f.scope_ns), at_stake,
+  out.add(Finding::SmallKernels, at_stake / (o.small_share * time), at_stake,
           fmt::format("{:.0f} kernels under {:.0f} us {} (mean {:.1f} us) whose launch calls take {:.1f} us each; time at "
                       "stake {:.2f} ms {} ({:.1f}% of the time): GPU time in them {:.2f} ms, idle after them while the host "
                       "launched the next {:.2f} ms",
@@ -406,7 +409,7 @@ void module_loading(Facts& f, const FindingOptions& o, Out& out) {
   // From the export's own evidence: GPU idle while device code was compiled or loaded.
   const double span = std::max(f.scope_ns, f.first ? double(f.hi - f.first_lo) : 0.0);
   if (f.load_idle_ns >= double(o.load_min_ns) && f.load_idle_ns >= o.load_share * span) {
-    f.costed_idle_ns += f.load_idle_scope_ns;
+    f.costed_idle_ns += f.load_idle_scope_ns, f.costed_load_ns = f.load_idle_scope_ns;
     out.add(Finding::ModuleLoading, f.load_idle_ns / std::max(double(o.load_min_ns), o.load_share * span), f.load_idle_ns,
             fmt::format("GPU idle {:.1f} ms while device code was compiled or loaded, once ({:.1f} ms of compiling or "
                         "loading: {} compile range{}, NVRTC, torch.compile or autotuning, and {} module-load call{})",

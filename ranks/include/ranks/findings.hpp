@@ -11,7 +11,7 @@
 // dependency); "unknown" when the launch is not in the profile. A gap is "at an iteration start"
 // when an iteration starts inside it (+- 2% of the median step).
 //
-//  gc_pause           >= 4 gaps >= long_gap_ns, not after a sync, at most a third of them at an
+//  gc_pause           >= 3 gaps >= long_gap_ns, not after a sync, at most a third of them at an
 //                     iteration start, whose starts repeat with a regular period (>= 75% of the
 //                     intervals within 20% of their median) and whose lengths agree within 3x:
 //                     Python's garbage collector runs by allocation count, not at step boundaries.
@@ -45,8 +45,9 @@
 //  small_kernels      >= 50 compute kernels under 10 us in the scope whose launch calls take longer
 //                     than they run, when the time at stake (GPU time in them plus the GPU idle right
 //                     after them while the host is still launching the next kernel, under
-//                     long_gap_ns) is >= 2% of the scope: judged per unit of time, so a repeating
-//                     unit of a few layers works as well as a step. Cost: that time at stake per step.
+//                     long_gap_ns) is >= 2% of the scope (less a one-time stall module_loading
+//                     costs): judged per unit of time, so a repeating unit of a few layers works as
+//                     well as a step. Cost: that time at stake per step.
 //  kernel_hotspot     one compute kernel name > 50% of compute kernel time (>= 1% of the scope).
 //                     A place to look, not a saving: cost 0 (its time is in the evidence), so it
 //                     never outranks lost time.
@@ -89,7 +90,7 @@ struct FindingOptions {
   int64_t long_gap_ns = 1'000'000;   // gaps that count as bubbles or pauses
   double iteration_edge = 0.02;      // "at an iteration start": within this share of the step
   double bubble_share = 0.02;
-  int gc_min_pauses = 4;
+  int gc_min_pauses = 3;
   double gc_period_tolerance = 0.2, gc_regular_share = 0.75, gc_max_at_start = 1.0 / 3, gc_length_spread = 3;
   double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 3;
   double busy_max = 0.8, jit_slack_ns = 30'000, jit_share = 0.5;
