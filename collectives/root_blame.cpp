@@ -15,7 +15,7 @@ void add_blame_records(const CommReplay& replay, const std::vector<int32_t>& ran
     const uint32_t id = uint32_t(out.ops.size());
     out.ops.push_back({row.last_rank, last, row.hold, double(row.blame)});
     for (size_t m = 0; m < arr.size() && m < ranks.size(); ++m)
-      out.members.push_back({ranks[m], id, arr[m], last + row.transfer, last - arr[m]});
+      out.members.push_back({ranks[m], id, arr[m], last - arr[m]});
   }
 }
 

@@ -237,6 +237,7 @@ struct Run {
   size_t common = 0;  // iteration indexes [0, common): every rank has them, before any desync
   std::map<int, std::vector<size_t>> roles;             // role -> indexes into ranks
   std::vector<std::vector<double>> excess, prefix;      // [rank][iteration] ms; prefix sums of excess
+  std::vector<std::vector<double>> extra_idle;          // [rank][iteration] ms: GPU idle beyond its role's median
   std::map<Window, std::vector<double>> judged;         // z per rank (ranks' change points often coincide)
   std::map<size_t, std::vector<double>> shifted;        // change index -> own-shift z per rank
   std::vector<double> best_z;
@@ -255,18 +256,16 @@ struct Run {
   double blame_in(size_t i, Window w) const;
   // A stretch other than the whole steady run was picked at a change point, after the fact: the
   // test counts kPickedWindows tries for it.
+  bool whole(Window w) const { return w.from <= 1 && w.to >= common; }
   bool repeats(const Consistency& c, size_t i, Window w) const {
-    const bool whole = w.from <= 1 && w.to >= common;
-    return c.passes(c.high(i, w.from, w.to), w.to - std::max<size_t>(w.from, 1), whole ? 1.0 : kPickedWindows);
+    return c.passes(c.high(i, w.from, w.to), w.to - std::max<size_t>(w.from, 1), whole(w) ? 1.0 : kPickedWindows);
   }
   static constexpr double kPickedWindows = 8;
   bool qualifies(size_t i, Window w, double z, bool own_shift) const;
   bool idle_qualifies(size_t i, Window w) const;
-  std::vector<double> extra_idle(size_t i) const;
   void consider(size_t i, Window w, double z, bool own_shift = false) {
     // The idle channel judges the whole steady run only: a small delay that counts is a lasting one.
-    const bool whole = w.from <= 1 && w.to >= common;
-    const bool own = qualifies(i, w, z, own_shift), idle = !own && !own_shift && whole && idle_qualifies(i, w);
+    const bool own = qualifies(i, w, z, own_shift), idle = !own && !own_shift && whole(w) && idle_qualifies(i, w);
     if ((own || idle) && (best_w[i].to == 0 || z > best_z[i])) best_z[i] = z, best_w[i] = w, by_idle[i] = idle;
   }
 };
@@ -410,21 +409,22 @@ bool Run::qualifies(size_t i, Window w, double z, bool own_shift) const {
 bool Run::idle_qualifies(size_t i, Window w) const {
   const double run = run_ms(w);
   if (total_of(i, w) <= 0 || blame_in(i, w) < opt.min_blame * run || !repeats(*idle_repeats, i, w)) return false;
-  const auto extra = extra_idle(i);
+  const auto& extra = extra_idle[i];
   return std::accumulate(extra.begin() + long(std::max<size_t>(w.from, 1)), extra.begin() + long(w.to), 0.0) >=
          opt.min_excess * run;
 }
 
-// GPU idle per iteration [0, common) beyond its role's median (ms).
-std::vector<double> Run::extra_idle(size_t i) const {
-  std::vector<double> out(common, 0.0);
-  auto idle = [&](size_t k, size_t it) { return it < ranks[k].idle_ms.size() ? ranks[k].idle_ms[it] : 0.0; };
-  for (size_t it = 1; it < common; ++it) {
-    std::vector<double> peers;
-    for (size_t k : roles.at(ranks[i].role)) peers.push_back(idle(k, it));
-    out[it] = idle(i, it) - median(peers);
-  }
-  return out;
+// GPU idle per iteration [0, common) beyond its role's median (ms), every rank at once.
+void extra_idle_of(Run& run) {
+  auto idle = [&](size_t k, size_t it) { return it < run.ranks[k].idle_ms.size() ? run.ranks[k].idle_ms[it] : 0.0; };
+  run.extra_idle.assign(run.ranks.size(), std::vector<double>(run.common, 0.0));
+  for (const auto& [role, idx] : run.roles)
+    for (size_t it = 1; it < run.common; ++it) {
+      std::vector<double> peers;
+      for (size_t k : idx) peers.push_back(idle(k, it));
+      const double med = median(peers);
+      for (size_t k : idx) run.extra_idle[k][it] = idle(k, it) - med;
+    }
 }
 
 // Per-iteration evidence of own time and of GPU idle, and how many iterations the verdict needs.
@@ -436,6 +436,7 @@ void build_repeats(Run& run) {
   const ConsistencyOptions co{run.opt.consistency_z, run.opt.consistency_floor, run.opt.chance_floor, run.opt.family_alpha};
   run.own_repeats.emplace(run.excess, role, run.v.job_step_ms, run.common, co);
   run.idle_repeats.emplace(idle, role, run.v.job_step_ms, run.common, co);
+  extra_idle_of(run);
   run.v.judged_iterations = int64_t(run.common > 1 ? run.common - 1 : 0);
   run.v.compared_ranks = int64_t(ranks.size());
   const size_t need = run.own_repeats->min_iterations();
@@ -486,7 +487,7 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
   s.score = run.best_z[i];
   // Named on its extra idle: that series, not its own time (GPU speed spread blurs it), dates it.
-  const size_t on = onset_before(run.by_idle[i] ? run.extra_idle(i) : run.excess[i], win.from, win.to, onset_options(run.opt));
+  const size_t on = onset_before(run.by_idle[i] ? run.extra_idle[i] : run.excess[i], win.from, win.to, onset_options(run.opt));
   const size_t from = on == SIZE_MAX ? win.from : on;
   if (on != SIZE_MAX) s.onset_iteration = number(r, on);
   std::vector<const RankEvidence*> others;
@@ -501,7 +502,7 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   // A host delay is dated by its own signal, the extra GPU idle: own time also carries the GPU
   // speed spread, which blurs a small delay's start.
   if (s.cause == Cause::HostDelay && !run.by_idle[i])
-    if (const size_t idle_on = onset_before(run.extra_idle(i), win.from, win.to, onset_options(run.opt)); idle_on != SIZE_MAX)
+    if (const size_t idle_on = onset_before(run.extra_idle[i], win.from, win.to, onset_options(run.opt)); idle_on != SIZE_MAX)
       s.onset_iteration = number(r, idle_on);
   s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
                            "{:.0f}% of its collectives; ",

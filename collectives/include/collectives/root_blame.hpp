@@ -26,7 +26,7 @@ namespace collectives {
 struct MemberArrival {  // one member of one matched op (corrected ns)
   int32_t rank = -1;
   uint32_t op = 0;  // index into BlameRecords::ops
-  int64_t arrival = 0, end = 0, wait = 0;
+  int64_t arrival = 0, wait = 0;
 };
 struct OpBlame {
   int32_t last = -1;
