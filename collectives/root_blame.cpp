@@ -21,25 +21,57 @@ void add_blame_records(const CommReplay& replay, const std::vector<int32_t>& ran
 
 namespace {
 
-// The delay a rank carries: waits it received and has not yet passed on, by the rank each chain
-// started from. A few roots at most (the smallest merged away): chains are few.
-struct Carried {
+// How much later a rank runs than it would without each root's own delays: (root, ns), the
+// kRootsKept largest. A shift from a root not listed counts as 0 (slack for that root).
+struct Shift {
   std::vector<std::pair<int32_t, double>> by_root;
-  double total() const {
+  double of(int32_t root) const {
+    for (const auto& e : by_root)
+      if (e.first == root) return e.second;
+    return 0;
+  }
+  double total_except(int32_t root) const {
     double t = 0;
-    for (const auto& e : by_root) t += e.second;
+    for (const auto& e : by_root) t += e.first == root ? 0 : e.second;
     return t;
   }
-  void add(int32_t root, double ns) {
-    for (auto& e : by_root)
-      if (e.first == root) return void(e.second += ns);
-    by_root.push_back({root, ns});
-    if (by_root.size() > 4) {  // keep the four largest
-      std::sort(by_root.begin(), by_root.end(), [](auto& a, auto& b) { return a.second > b.second; });
-      by_root.pop_back();
-    }
-  }
 };
+constexpr size_t kRootsKept = 8;
+
+// One op, its members in arrival order of the records.
+struct OpView {
+  const OpBlame& op;
+  const std::vector<MemberArrival>& all;
+  const std::vector<uint32_t>& ids;  // indices into `all`
+  const MemberArrival& at(size_t i) const { return all[ids[i]]; }
+};
+
+// The last arriver's own delay: its lead over the others once every other root's shift is taken
+// out of everyone's arrival (what is left when those roots are fixed), at most its lateness.
+double own_delay(const OpView& v, const std::vector<Shift>& shift) {
+  const int32_t last = v.op.last;
+  double mine = double(v.op.last_arrival) - shift[size_t(last)].total_except(last), others = -1e300;
+  for (size_t i = 0; i < v.ids.size(); ++i) {
+    const auto& m = v.at(i);
+    if (m.rank != last) others = std::max(others, double(m.arrival) - shift[size_t(m.rank)].total_except(last));
+  }
+  if (others == -1e300) return 0;
+  return std::clamp(mine - others, 0.0, double(std::max<int64_t>(v.op.lateness, 0)));
+}
+
+// Without root k's delays every member arrives its k-shift earlier (the last arriver also without
+// its own delay when it is k); they all leave at the latest such arrival. Returns the waits that
+// would go (members whose wait grows count 0) and the shift all members leave with.
+std::pair<double, double> without_root(const OpView& v, const std::vector<Shift>& shift, int32_t k, double own) {
+  auto early = [&](const MemberArrival& m) {
+    return double(m.arrival) - shift[size_t(m.rank)].of(k) - (m.rank == k && m.rank == v.op.last ? own : 0.0);
+  };
+  double leave = -1e300;
+  for (size_t i = 0; i < v.ids.size(); ++i) leave = std::max(leave, early(v.at(i)));
+  double saved = 0;
+  for (size_t i = 0; i < v.ids.size(); ++i) saved += std::max(0.0, double(v.at(i).wait) - (leave - early(v.at(i))));
+  return {saved, double(v.op.last_arrival) - leave};
+}
 
 }  // namespace
 
@@ -48,45 +80,55 @@ RootBlame root_blame(const BlameRecords& rec, int world) {
   const size_t n = size_t(std::max(world, 0));
   out.direct_ns.assign(n, 0), out.propagated_ns.assign(n, 0), out.root_ns.assign(n, 0);
   std::vector<std::vector<uint32_t>> members_of(rec.ops.size());
-  for (uint32_t i = 0; i < rec.members.size(); ++i)
-    if (rec.members[i].op < rec.ops.size()) members_of[rec.members[i].op].push_back(i);
-  std::vector<Carried> carried(n);
-  // Ops in order of their last arrival: the waits a rank received come before it passes them on.
+  for (uint32_t i = 0; i < rec.members.size(); ++i) {
+    const auto& m = rec.members[i];
+    if (m.op < rec.ops.size() && m.rank >= 0 && size_t(m.rank) < n) members_of[m.op].push_back(i);
+  }
+  // Ops in order of their last arrival (when their members leave): a rank's shifts come from the
+  // ops it left before. A total order, so that the result does not depend on how communicators
+  // spread over processes.
   std::vector<uint32_t> order(rec.ops.size());
   std::iota(order.begin(), order.end(), 0u);
-  // A total order, so that the result does not depend on how communicators spread over processes.
   auto key = [&](uint32_t i) {
     const auto& o = rec.ops[i];
     const MemberArrival none{}, &m = members_of[i].empty() ? none : rec.members[members_of[i].front()];
     return std::make_tuple(o.last_arrival, o.last, o.lateness, o.blame, m.rank, m.arrival);
   };
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  std::vector<Shift> shift(n);
+  std::vector<std::pair<int32_t, double>> saved, leave_shift;
   for (uint32_t k : order) {
     const OpBlame& op = rec.ops[k];
-    if (op.last < 0 || size_t(op.last) >= n) continue;
+    if (op.last < 0 || size_t(op.last) >= n || members_of[k].empty()) continue;
+    const OpView v{op, rec.members, members_of[k]};
     const size_t last = size_t(op.last);
-    Carried& mine = carried[last];
-    const double held = mine.total();
-    const double take = std::min(held, double(std::max<int64_t>(op.lateness, 0)));
-    const double p = op.lateness > 0 ? take / double(op.lateness) : 0.0;
+    const double own = own_delay(v, shift);
+    const double p = op.lateness > 0 ? 1 - own / double(op.lateness) : 0.0;
     out.direct_ns[last] += op.blame;
     out.propagated_ns[last] += p * op.blame;
-    out.root_ns[last] += (1 - p) * op.blame;
-    // The op's roots: its last arriver for 1 - p, the roots of the delay it carries for p (pro
-    // rata). The waiting members carry their waits from those roots in those shares.
-    std::vector<std::pair<int32_t, double>> roots{{op.last, 1 - p}};
-    if (take > 0)
-      for (auto& [r, ns] : mine.by_root) {
-        if (r >= 0 && size_t(r) < n) out.root_ns[size_t(r)] += p * op.blame * ns / held;
-        roots.push_back({r, p * ns / held});
-        ns -= take * ns / held;  // passed on
-      }
-    for (uint32_t i : members_of[k]) {
-      const auto& m = rec.members[i];
-      if (m.rank < 0 || size_t(m.rank) >= n || m.rank == op.last || m.wait <= 0) continue;
-      for (const auto& [r, share] : roots)
-        if (share > 0) carried[size_t(m.rank)].add(r, share * double(m.wait));
+    // Candidate roots: the last arriver and every root a member is shifted by.
+    std::vector<int32_t> roots{op.last};
+    for (uint32_t i : members_of[k])
+      for (const auto& e : shift[size_t(rec.members[i].rank)].by_root) roots.push_back(e.first);
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+    saved.clear(), leave_shift.clear();
+    double total_saved = 0;
+    for (int32_t r : roots) {
+      const auto [s, after] = without_root(v, shift, r, own);
+      if (s > 0) saved.push_back({r, s}), total_saved += s;
+      if (after > 0) leave_shift.push_back({r, after});
     }
+    // The op's blame goes to the roots whose removal saves waits (scaled down where their savings
+    // overlap); what no root explains stays with the last arriver.
+    const double scale = total_saved > op.blame ? op.blame / total_saved : 1.0;
+    for (const auto& [r, s] : saved)
+      if (r >= 0 && size_t(r) < n) out.root_ns[size_t(r)] += s * scale;
+    out.root_ns[last] += std::max(0.0, op.blame - total_saved * scale);
+    // Members of one collective leave together: they all carry the same shifts on.
+    std::sort(leave_shift.begin(), leave_shift.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    if (leave_shift.size() > kRootsKept) leave_shift.resize(kRootsKept);
+    for (uint32_t i : members_of[k]) shift[size_t(rec.members[i].rank)].by_root = leave_shift;
   }
   return out;
 }

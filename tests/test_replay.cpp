@@ -402,7 +402,9 @@ TEST(RootBlame, WorkedExampleChargesTheChainToItsStart) {
   EXPECT_DOUBLE_EQ(b.root_ns[1], 0.0);
   EXPECT_DOUBLE_EQ(b.root_ns[2], 0.0);
   // A rank late by more than it had waited keeps the rest as its own.
-  r.ops[1].lateness = 20 * ms, r.ops[1].blame = double(20 * ms);
+  // (B reaches the DP all-reduce at 22 ms: C waits 20 ms, of which B's shift explains 10.)
+  r.ops[1].last_arrival = 22 * ms, r.ops[1].lateness = 20 * ms, r.ops[1].blame = double(20 * ms);
+  r.members[2].wait = 20 * ms, r.members[3].arrival = 22 * ms;
   const RootBlame c = root_blame(r, 3);
   EXPECT_DOUBLE_EQ(c.propagated_ns[1], 10.0 * ms);  // p = 10 / 20
   EXPECT_DOUBLE_EQ(c.root_ns[1], 10.0 * ms);

@@ -1,20 +1,26 @@
 // Root blame: who started the waiting. A rank that waited on a straggler arrives late at its next
 // collective and passes the delay on, so direct blame (the peers' waits at ops where a rank came
 // last, replay.hpp) also lands on the straggler's victims. As Scalasca separates short-term from
-// long-term delay costs, each op's blame is split. Every rank carries the delay it received: the
-// waits it spent in collectives and has not yet passed on, by the rank each chain started from.
-// Ops are taken in order of their last arrival. At an op:
-//   lateness = last arrival - second-to-last arrival (the time the last arriver alone held it);
-//   taken    = min(what the last arriver carries, lateness): the delay it passes on;
-//   p        = taken / lateness (0 when lateness is 0);
-//   the op's blame x (1 - p) stays with the last arriver (its own delay), x p goes to the roots of
-//   what it carried (pro rata), which shrinks by `taken`; every other member then carries its wait
-//   at this op from the same roots in the same shares. A TP partner of a slow GPU waits a little at each of their all-reduces; the sum is
-//   how late it then reaches its pipeline or data-parallel peers.
-// Per rank: direct = blame at ops where it came last (the /ranks blame_ms); propagated = the part
-// of its direct blame it passed on; root = direct - propagated + what chains starting at it
-// carried elsewhere. Root blame sums to the direct total (a rank keeps its four largest roots; a
-// fifth one's share goes to the others). docs/analyses.md has a worked example.
+// long-term delay costs (Boehme et al.), each op's blame is split by a what-if: which waits would go
+// if a root's own delays went. Every rank carries a shift per root: how much later it runs than it
+// would without that root's delays. Members of one collective leave it together (the physical
+// invariant this rests on: NCCL completes a collective on every member only when all arrived), so
+// they all leave with the same shifts. Ops are taken in order of their last arrival. At an op:
+//   own       = the last arriver's lead over the others once every other root's shift is taken out
+//               of everyone's arrival, at most its lateness (last - second-to-last arrival);
+//   for each root k (the last arriver, and every root a member is shifted by): every member
+//               arrives its k-shift earlier (the last arriver, when it is k, also `own` earlier),
+//               all leave at the latest of those; saved_k = the waits that go (a wait that would
+//               grow counts 0); the shift k leaves every member with = last arrival - that time;
+//   blame goes to the roots by saved_k (scaled down to the op's blame where savings overlap), the
+//   rest stays with the last arriver.
+// Ranks shifted alike by one root (all of them, after a data-parallel all-reduce behind a slow rank)
+// wait on each other as in a healthy run: no saving, so pipeline-schedule waits are not charged to
+// the root. Per rank: direct = blame at ops where it came last (the /ranks blame_ms); propagated =
+// its direct blame x (1 - own / lateness): the part it passed on; root = the blame charged to it as
+// a root. Root blame sums to the direct total. A rank keeps its eight largest shifts; a dropped
+// one counts as slack for that root (under-, never over-charged). docs/analyses.md has a worked
+// example.
 #pragma once
 #include <cstdint>
 #include <vector>
