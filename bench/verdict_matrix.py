@@ -29,7 +29,7 @@ import threading
 import time
 
 FAULTS = ["healthy", "slow_gpu", "host_delay", "extra_work", "slow_link", "two", "three", "hang", "crash",
-          "steady", "gc", "pageable", "syncs", "short"]
+          "steady", "gc", "pageable", "syncs", "short", "short_slow"]
 # Host-side root-cause plants (issue 18): straggler-sim's truth lists them under "findings" only; a
 # plant sized to hold peers back must also be named a host_delay straggler with its detail.
 HOST_PLANTS = {"gc": "gc_pause", "pageable": "excessive_h2d", "syncs": "excessive_sync"}
@@ -64,10 +64,13 @@ def plan(quick, seed):
                 for fault in FAULTS:
                     if fault == "healthy" or rep < 5:
                         pairs.append((shape, fault))
-        pairs += [("4x4x8", f) for f in FAULTS if f != "short"]
+        pairs += [("4x4x8", f) for f in FAULTS if not f.startswith("short")]
         pairs += [("8x4x16", "three"), ("8x4x16", "crash")]
-        pairs = [(sh, f) for sh, f in pairs if f != "short"]
+        pairs = [(sh, f) for sh, f in pairs if not f.startswith("short")]
         pairs += [(sh, "short") for sh in ("s256", "s256", "s512", "s512", "s1024", "s4096")]
+        # A slow GPU (1.3-1.4x) in both steady iterations of a short capture at scale: far enough
+        # above its peers to be named (consistency.hpp: how high counts, not only how often).
+        pairs += [(sh, "short_slow") for sh in ("s256", "s512", "s1024", "s4096")]
     rng = random.Random(seed)
     return [make_run(i, shape, fault, rng) for i, (shape, fault) in enumerate(pairs)]
 
@@ -85,7 +88,9 @@ def make_run(idx, shape, fault, rng):
     ranks = rng.sample(range(world), len(kinds))
     for kind, r in zip(kinds, ranks):
         onset = rng.randint(lo, hi)
-        if kind == "slow_gpu":
+        if kind == "short_slow":
+            specs.append(f"slow_gpu:{r}:1:{rng.uniform(1.3, 1.4):.2f}")
+        elif kind == "slow_gpu":
             specs.append(f"slow_gpu:{r}:{onset}:{rng.uniform(1.25, 1.4):.2f}")
         elif kind == "extra_work":
             specs.append(f"extra_work:{r}:{onset}:{rng.uniform(1.3, 1.4):.2f}")
@@ -116,7 +121,7 @@ def make_run(idx, shape, fault, rng):
                                         "detail": HOST_PLANTS[fault]})
     # Realistic noise (straggler-sim --noise): every healthy and short run, half of the others.
     run["noise"] = None
-    if fault in ("healthy", "short") or rng.random() < 0.5:
+    if fault in ("healthy", "short", "short_slow") or rng.random() < 0.5:
         run["noise"] = (f"{rng.uniform(0.05, 0.2):.3f}:{rng.uniform(0.5, 3):.2f}:"
                         f"{rng.uniform(0.005, 0.015):.4f}:{rng.uniform(0, 0.02):.4f}")
     run["specs"] = specs
@@ -288,8 +293,11 @@ def execute(a, run):
         res["found"], res["missed"], res["false"], msgs = check(truth, s, run.get("expect_extra", ()))
         ev = s.get("straggler_evidence") or {}
         res["judged"] = ev.get("judged", True)
-        if run["fault"] == "short" and ev.get("judged") and ev.get("steady_iterations", 0) <= 2 and run["world"] >= 256:
-            res["msgs"].append(f"judged {ev}: 2 steady iterations over {run['world']} ranks cannot tell a straggler from chance")
+        if run["fault"] == "short_slow" and not res["judged"] and ev.get("steady_iterations", 0) < 2:
+            # Without step markers a 3-iteration capture has 2 complete repeating units (the last
+            # one has no closing boundary): one steady unit, and the tool says it cannot judge.
+            res["unobservable"], res["missed"] = 1, max(0, res["missed"] - 1)
+            msgs = [m for m in msgs if not m.startswith("missed straggler")]
         res["msgs"] += msgs
         ok, desc = layout_ok(truth, s)
         res["layout"] = desc
@@ -393,6 +401,7 @@ def main():
     p.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
     p.add_argument("--seed", type=int, default=7, help="seed of the run plan (default 7)")
     p.add_argument("--only", metavar="SHAPE/FAULT", help="only runs of this shape, fault or shape/fault")
+    p.add_argument("--runs", metavar="I,J,...", help="only the runs of these indexes (as printed)")
     p.add_argument("--workdir", default=tempfile.gettempdir(), help="where runs are generated (deleted after)")
     p.add_argument("--keep-failed", action="store_true", help="keep the folders of failing runs")
     a = p.parse_args()
@@ -402,6 +411,8 @@ def main():
     runs = plan(a.quick, a.seed)
     if a.only:
         runs = [r for r in runs if a.only in (r["shape"], r["fault"], f"{r['shape']}/{r['fault']}")]
+    if a.runs:
+        runs = [r for r in runs if r["idx"] in {int(x) for x in a.runs.split(",")}]
     print(f"verdict_matrix: {len(runs)} runs ({sum(r['fault'] == 'healthy' for r in runs)} healthy), "
           f"{a.jobs} at a time", flush=True)
     t0, done, lock, results = time.time(), [0], threading.Lock(), []

@@ -28,7 +28,6 @@ Consistency::Consistency(const std::vector<std::vector<double>>& values, const s
   std::map<int, std::vector<size_t>> roles;
   for (size_t i = 0; i < values.size(); ++i) roles[role[i]].push_back(i);
   auto at = [&](size_t i, size_t it) { return it < values[i].size() ? values[i][it] : 0.0; };
-  size_t cells = 0, high = 0;
   for (size_t it = 1; it < common; ++it) {
     std::vector<double> residual(values.size(), 0.0), spread(values.size(), -1.0);
     for (const auto& [r, idx] : roles) {
@@ -43,10 +42,17 @@ Consistency::Consistency(const std::vector<std::vector<double>>& values, const s
     for (size_t i = 0; i < values.size(); ++i) {
       const double s = std::max(spread[i] >= 0 ? spread[i] : pooled, floor);
       z_[i][it] = s > 0 ? residual[i] / s : 0.0;
-      ++cells, high += z_[i][it] >= opt.high_z;
+      sorted_.push_back(z_[i][it]);
     }
   }
-  p0_ = std::clamp(cells ? double(high) / double(cells) : 0.0, opt.null_floor, 0.5);
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+double Consistency::chance(double z) const {
+  const double t = std::clamp(z, opt_.high_z, opt_.floor_cap_z);
+  const auto above = sorted_.end() - std::lower_bound(sorted_.begin(), sorted_.end(), t);
+  const double seen = sorted_.empty() ? 0.0 : double(above) / double(sorted_.size());
+  return std::clamp(seen, opt_.null_floor * (opt_.high_z / t) * (opt_.high_z / t), 0.5);
 }
 
 size_t Consistency::high(size_t i, size_t from, size_t to) const {
@@ -55,13 +61,29 @@ size_t Consistency::high(size_t i, size_t from, size_t to) const {
   return c;
 }
 
-bool Consistency::passes(size_t c, size_t n, double tests) const {
-  return c > 0 && double(ranks_) * std::max(1.0, tests) * binomial_tail(n, c, p0_) <= opt_.alpha;
+bool Consistency::passes_at(size_t c, size_t n, double z, double tests, double levels) const {
+  return c >= kLeastRepeats && double(ranks_) * std::max(1.0, tests) * std::max(1.0, levels) * binomial_tail(n, c, chance(z)) <= opt_.alpha;
+}
+
+bool Consistency::passes(size_t i, size_t from, size_t to, double tests) const {
+  from = std::max<size_t>(from, 1), to = std::min(to, z_[i].size());
+  if (to <= from) return false;
+  std::vector<double> mine;  // its high levels, highest first
+  for (size_t it = from; it < to; ++it)
+    if (z_[i][it] >= opt_.high_z) mine.push_back(std::min(z_[i][it], opt_.floor_cap_z));
+  std::sort(mine.rbegin(), mine.rend());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  for (double t : mine) {
+    size_t c = 0;
+    for (size_t it = from; it < to; ++it) c += std::min(z_[i][it], opt_.floor_cap_z) >= t;
+    if (passes_at(c, to - from, t, tests, double(mine.size()))) return true;
+  }
+  return false;
 }
 
 size_t Consistency::min_iterations() const {
-  for (size_t n = 1; n <= 1000; ++n)
-    if (passes(n, n)) return n;
+  for (size_t n = kLeastRepeats; n <= 1000; ++n)
+    if (passes_at(n, n, opt_.floor_cap_z)) return n;
   return SIZE_MAX;
 }
 

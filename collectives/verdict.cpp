@@ -258,7 +258,7 @@ struct Run {
   // test counts kPickedWindows tries for it.
   bool whole(Window w) const { return w.from <= 1 && w.to >= common; }
   bool repeats(const Consistency& c, size_t i, Window w) const {
-    return c.passes(c.high(i, w.from, w.to), w.to - std::max<size_t>(w.from, 1), whole(w) ? 1.0 : kPickedWindows);
+    return c.passes(i, w.from, w.to, whole(w) ? 1.0 : kPickedWindows);
   }
   static constexpr double kPickedWindows = 8;
   bool qualifies(size_t i, Window w, double z, bool own_shift) const;
