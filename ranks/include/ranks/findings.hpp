@@ -13,7 +13,8 @@
 //
 //  gc_pause           >= 3 gaps >= long_gap_ns, not after a sync, at most a third of them at an
 //                     iteration start, whose starts repeat with a regular period (>= 75% of the
-//                     intervals within 20% of their median) and whose lengths agree within 3x:
+//                     intervals within 20% of their median, or one pause in >= 75% of the
+//                     iterations they span) and whose lengths agree within 3x:
 //                     Python's garbage collector runs by allocation count, not at step boundaries.
 //                     Cost: those gaps per step.
 //  gpu_bubbles        gaps >= long_gap_ns not claimed by gc_pause or module_loading (nor, when
