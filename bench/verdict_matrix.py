@@ -10,8 +10,16 @@ list; a healthy run has no straggler, slow link or desync. The summary's `layout
 equals the generated one. Every 8th run is analysed again with `--layout` given and must give the
 same stragglers (rank, cause).
 
+DP overlap (straggler-sim --dp-overlap: gradient all-reduces during the last backward): half the runs,
+drawn per run from its own seed (the other runs stay as they were: they pin --no-dp-overlap). The
+`ovl_crash` family is a crash with overlap forced on (checked as crash), planned after every other run
+on 2x2x4, 2x4x4 and 4x2x8 with schema 3.0 / 3.25 and per-host / per-rank files pinned in turn.
+--quick runs its earlier runs without overlap (as before) plus one ovl_crash per shape.
+
   bench/verdict_matrix.py --quick                 # ~12 runs (ctest)
   bench/verdict_matrix.py --markdown out.md       # >= 200 runs, >= 50 healthy; table to out.md
+  bench/verdict_matrix.py --only crash,ovl_crash  # the crash runs (with and without overlap)
+  bench/verdict_matrix.py --overlap on --sample 30  # 30 runs drawn (seeded) from those with overlap
 Exit status 1 when any check fails (one line per failed check, with the command that reproduces it).
 """
 import argparse
@@ -34,6 +42,12 @@ FAULTS = ["healthy", "slow_gpu", "host_delay", "extra_work", "slow_link", "two",
 # plant sized to hold peers back must also be named a host_delay straggler with its detail.
 HOST_PLANTS = {"gc": "gc_pause", "pageable": "excessive_h2d", "syncs": "excessive_sync"}
 RANK_FAULTS = ["slow_gpu", "host_delay", "extra_work"]
+# Planned after every run above (so their draws stay as they were): crash with --dp-overlap forced on.
+OVL_CRASH_SHAPES, OVL_CRASH_REPS = ("2x2x4", "2x4x4", "4x2x8"), 4
+# ovl_crash runs pin schema and file layout in turn, so that every combination occurs on every shape.
+OVL_CRASH_PINS = [["--schema", "3.0", "--per-host-files"], ["--schema", "3.25", "--per-rank-files"],
+                  ["--schema", "3.0", "--per-rank-files"], ["--schema", "3.25", "--per-host-files"]]
+COLUMNS = FAULTS + ["ovl_crash"]
 # shape: (layout, pinned hosts or None, iterations, approximate step time in ms)
 SHAPES = {
     "1x1x8": ("1x1x8", None, 16, 57),
@@ -71,8 +85,16 @@ def plan(quick, seed):
         # A slow GPU (1.3-1.4x) in both steady iterations of a short capture at scale: far enough
         # above its peers to be named (consistency.hpp: how high counts, not only how often).
         pairs += [(sh, "short_slow") for sh in ("s256", "s512", "s1024", "s4096")]
+    pairs += [(sh, "ovl_crash") for _ in range(1 if quick else OVL_CRASH_REPS) for sh in OVL_CRASH_SHAPES]
     rng = random.Random(seed)
-    return [make_run(i, shape, fault, rng) for i, (shape, fault) in enumerate(pairs)]
+    runs = [make_run(i, shape, fault, rng) for i, (shape, fault) in enumerate(pairs)]
+    if quick:  # the ctest stays the regression gate it was: only ovl_crash runs with overlap there
+        for r in runs:
+            r["dp_overlap"] = r["fault"] == "ovl_crash"
+    ovl = [r for r in runs if r["fault"] == "ovl_crash"]
+    for k, r in enumerate(ovl):
+        r["pin"] = OVL_CRASH_PINS[(k // len(OVL_CRASH_SHAPES)) % len(OVL_CRASH_PINS)]
+    return runs
 
 
 def make_run(idx, shape, fault, rng):
@@ -84,7 +106,7 @@ def make_run(idx, shape, fault, rng):
            "world": world, "seed": rng.randrange(1, 10**6), "cseed": rng.randrange(1, 10**6),
            "clock_ms": round(rng.uniform(0, 3), 2), "rerun_layout": idx % 8 == 0}
     specs = []
-    kinds = {"two": rng.sample(RANK_FAULTS, 2), "three": list(RANK_FAULTS)}.get(fault, [fault])
+    kinds = {"two": rng.sample(RANK_FAULTS, 2), "three": list(RANK_FAULTS), "ovl_crash": ["crash"]}.get(fault, [fault])
     ranks = rng.sample(range(world), len(kinds))
     for kind, r in zip(kinds, ranks):
         onset = rng.randint(lo, hi)
@@ -125,6 +147,9 @@ def make_run(idx, shape, fault, rng):
         run["noise"] = (f"{rng.uniform(0.05, 0.2):.3f}:{rng.uniform(0.5, 3):.2f}:"
                         f"{rng.uniform(0.005, 0.015):.4f}:{rng.uniform(0, 0.02):.4f}")
     run["specs"] = specs
+    # DP overlap: from the run's own stream (the shared rng is not drawn: the next runs stay as they were).
+    run["dp_overlap"] = fault == "ovl_crash" or random.Random(f"dp-overlap:{run['seed']}:{idx}").random() < 0.5
+    run["pin"] = []
     return run
 
 
@@ -145,6 +170,7 @@ def sim_cmd(a, run, out_dir):
         cmd += ["--hosts", str(run["hosts"])]
     if run.get("noise"):
         cmd += ["--noise", run["noise"]]
+    cmd += ["--dp-overlap" if run.get("dp_overlap") else "--no-dp-overlap"] + run.get("pin", [])
     for s in run["specs"]:
         cmd += ["--fault", s]
     return cmd
@@ -173,7 +199,7 @@ def convention_choices(truth):
             "files " + str(c.get("file_layout")), "markers " + ("yes" if c.get("iteration_markers") else "no"),
             "cuda graphs " + ("on some ranks" if graphs else "none"),
             "device ids " + str(c.get("device_ids")), "pids " + str(c.get("pids")),
-            "p2p streams " + str(c.get("p2p_streams"))}
+            "p2p streams " + str(c.get("p2p_streams")), "dp overlap " + ("yes" if c.get("dp_overlap") else "no")}
 
 
 def comm_base(name):
@@ -347,14 +373,14 @@ def markdown(a, results, elapsed, argv):
              "crash the desync rows of the missing rank, one per run). `healthy` counts false reports only. "
              "Convention: file layout and step markers as drawn by `--conventions random` (the other "
              "choices are tallied below).", "",
-             "| shape | convention | " + " | ".join(FAULTS) + " |", "|---|---|" + "---|" * len(FAULTS)]
+             "| shape | convention | " + " | ".join(COLUMNS) + " |", "|---|---|" + "---|" * len(COLUMNS)]
     for shape in shapes:
         for conv in convs:
             rows = [r for r in results if r["run"]["shape"] == shape and r.get("conv", "?") == conv]
             if not rows:
                 continue
             cells = []
-            for fault in FAULTS:
+            for fault in COLUMNS:
                 rs = [r for r in rows if r["run"]["fault"] == fault]
                 if not rs:
                     cells.append("")
@@ -400,7 +426,9 @@ def main():
     p.add_argument("--sim-bin", default=os.environ.get("SS_SIM_BIN", os.path.join(build, "src/sim/straggler-sim")))
     p.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
     p.add_argument("--seed", type=int, default=7, help="seed of the run plan (default 7)")
-    p.add_argument("--only", metavar="SHAPE/FAULT", help="only runs of this shape, fault or shape/fault")
+    p.add_argument("--only", metavar="SHAPE/FAULT", help="only runs of this shape, fault or shape/fault (comma-separated: any of them)")
+    p.add_argument("--overlap", choices=("any", "on", "off"), default="any", help="only runs with (on) or without (off) DP overlap")
+    p.add_argument("--sample", type=int, metavar="N", help="then N of the selected runs, drawn with --seed")
     p.add_argument("--runs", metavar="I,J,...", help="only the runs of these indexes (as printed)")
     p.add_argument("--workdir", default=tempfile.gettempdir(), help="where runs are generated (deleted after)")
     p.add_argument("--keep-failed", action="store_true", help="keep the folders of failing runs")
@@ -410,7 +438,12 @@ def main():
             sys.exit(f"verdict_matrix: {b} is not an executable (build first, or --scan-bin/--sim-bin)")
     runs = plan(a.quick, a.seed)
     if a.only:
-        runs = [r for r in runs if a.only in (r["shape"], r["fault"], f"{r['shape']}/{r['fault']}")]
+        keys = set(a.only.split(","))
+        runs = [r for r in runs if keys & {r["shape"], r["fault"], f"{r['shape']}/{r['fault']}"}]
+    if a.overlap != "any":
+        runs = [r for r in runs if r["dp_overlap"] == (a.overlap == "on")]
+    if a.sample is not None and a.sample < len(runs):
+        runs = sorted(random.Random(a.seed).sample(runs, a.sample), key=lambda r: r["idx"])
     if a.runs:
         runs = [r for r in runs if r["idx"] in {int(x) for x in a.runs.split(",")}]
     print(f"verdict_matrix: {len(runs)} runs ({sum(r['fault'] == 'healthy' for r in runs)} healthy), "

@@ -24,6 +24,7 @@ constexpr Step kBwdLayer[] = {{kGemmDgrad, 240}, {kGemmWgrad, 240}, {kElementwis
                               {kGemmWgrad, 70}, {kFlashBwd, 330}, {kGemmDgrad, 180}, {kGemmWgrad, 180},
                               {kNcclAllReduce, 0}, {kLnBwd, 40}};
 constexpr Step kLossFwd = {kSoftmax, 30}, kLossBwd = {kElementwise, 20};
+constexpr int kDpBuckets = 4;  // gradient buckets all-reduced per iteration
 
 // What the root-cause faults (kinds GcPause .. SlowHost) do to one rank.
 struct Patterns {
@@ -78,9 +79,10 @@ class Builder {
     forwards_in_it_ = 0;
     push(OpType::H2D, 0, int64_t(rng_.uniform(9, 12) * kUs), int64_t(kH2DBytes / 24e9 * 1e9 * jit()), gap()).bytes =
         kH2DBytes;
+    backwards_in_it_ = 0;
     pipeline();
-    if (c_.dp_key[rank_] >= 0)  // gradient buckets after the last backward, on the DP stream
-      for (int b = 0; b < 4; ++b) coll(c_.dp_key[rank_], Api::AllReduce, kDpStream, kNcclAllReduce);
+    if (c_.dp_key[rank_] >= 0 && !o_.dp_overlap)  // gradient buckets after the last backward, on the DP stream
+      for (int b = 0; b < kDpBuckets; ++b) dp_bucket();
     for (int k = 0; k < 4; ++k) compute(kOptimizer, 90, false, k == 0);
     push(OpType::D2H, 0, int64_t(rng_.uniform(7, 9) * kUs), int64_t(2.2 * kUs), gap()).bytes = kD2HBytes;
     push(OpType::Sync, 0, 0, 0, int64_t(rng_.uniform(40, 90) * kUs));
@@ -176,10 +178,16 @@ class Builder {
     small_kernels();
     ++forwards_;
   }
+  void dp_bucket() { coll(c_.dp_key[rank_], Api::AllReduce, kDpStream, kNcclAllReduce); }
+  // --dp-overlap: in the iteration's last backward, bucket b is all-reduced as soon as its layers'
+  // gradients exist: after the backward of the layer floor((b + 1) L / 4) - 1 in backward order
+  // (the last bucket after the last layer), while the backward goes on.
   void backward() {
+    const bool last = ++backwards_in_it_ == o_.microbatches && o_.dp_overlap && c_.dp_key[rank_] >= 0;
     if (stage_ == c_.P - 1) compute(kLossBwd.k, kLossBwd.us, true);
-    for (int l = 0; l < o_.layers; ++l) {
+    for (int l = 0, b = 0; l < o_.layers; ++l) {
       layer(kBwdLayer, std::size(kBwdLayer));
+      for (; last && b < kDpBuckets && (b + 1) * o_.layers / kDpBuckets - 1 <= l; ++b) dp_bucket();
       mid_sync();
     }
   }
@@ -287,7 +295,7 @@ class Builder {
   double extra_acc_ = 0;
   double hot_[2] = {1.0, 1.0};  // hotspot duration factors: other microbatch kernels, flash backward
   double speed_ = 1.0, wobble_ = 1.0, hiccup_ms_ = 0;  // this iteration's noise (draw_noise)
-  int hiccup_forward_ = -1, forwards_in_it_ = 0;
+  int hiccup_forward_ = -1, forwards_in_it_ = 0, backwards_in_it_ = 0;
   int forwards_ = 0;            // forward passes issued (compile: the first call of each layer)
   int64_t launches_per_iter_ = 0, launches_ = 0;  // gc_pause: compute launches in iteration 0, since iteration 1
 };

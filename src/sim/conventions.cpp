@@ -43,6 +43,8 @@ void resolve_conventions(Options& o) {
   if (!o.pinned.domain_create) o.nccl_domain_create = domain;
   const bool one_stream = R.coin();  // drawn last: earlier choices stay as they were
   if (!o.pinned.p2p_streams) o.p2p_one_stream = one_stream;
+  const bool overlap = R.coin();  // drawn after every earlier choice, which stay as they were
+  if (!o.pinned.dp_overlap) o.dp_overlap = overlap;
 }
 
 std::vector<int32_t> graph_heads(const RankTrace& tr, int from_iter) {
@@ -206,6 +208,10 @@ void shuffle_rows(sqlite3* db, uint64_t seed) {
   }
 }
 
+std::string fixed_conventions_json(const Simulation& sim) {
+  return sim.opt.dp_overlap ? " \"conventions\": {\"mode\": \"fixed\", \"dp_overlap\": true},\n" : "";
+}
+
 std::string conventions_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files) {
   const Options& o = sim.opt;
   std::string j;
@@ -218,7 +224,7 @@ std::string conventions_json(const Simulation& sim, const Conventions& cv, const
       cv.iteration_markers, o.nccl_domain_create);
   out(R"(  "analysis_details_start": "{}", "correlation_ids": "gapped", "stream_ids": "per_process_first_use",)" "\n",
       cv.system_clock_start ? "system_clock" : "capture_relative");
-  out(R"(  "p2p_streams": "{}",)" "\n", o.p2p_one_stream ? "one_per_rank" : "one_per_link");
+  out(R"(  "p2p_streams": "{}", "dp_overlap": {},)" "\n", o.p2p_one_stream ? "one_per_rank" : "one_per_link", o.dp_overlap);
   out("  \"files\": [");
   for (size_t i = 0; i < files.size(); ++i) {
     const int r0 = files[i].ranks.front();

@@ -19,7 +19,7 @@ struct FileSpec;
 uint64_t conventions_seed(const Options& o);
 
 // Before simulate(): random conventions choose what the caller did not pin (GPUs per host, schema,
-// per-host files, NCCL domain-create rows). Fixed conventions change nothing.
+// per-host files, NCCL domain-create rows, p2p streams, DP overlap). Fixed conventions change nothing.
 void resolve_conventions(Options& opt);
 
 struct Conventions {
@@ -58,5 +58,7 @@ void shuffle_rows(sqlite3* db, uint64_t seed);
 
 // The "conventions" member of truth.json (random conventions only).
 std::string conventions_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files);
+// Fixed conventions: nothing, or {"mode": "fixed", "dp_overlap": true} under --dp-overlap.
+std::string fixed_conventions_json(const Simulation& sim);
 
 }  // namespace sim

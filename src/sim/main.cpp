@@ -57,7 +57,7 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       "        compile:RANK:MS  hotspot:RANK:SHARE  slow_host:RANK:US   (see src/sim/SPEC.md)\n"
       "--conventions random varies what nsys does not promise (stream/device ids, pids, row order, markers,\n"
       "graph launches, capture start) and, unless given, --hosts (4 or 8 GPUs each), --schema, the file\n"
-      "layout and the NCCL domain rows; truth.json records each choice under \"conventions\".\nOptions");
+      "layout, the NCCL domain rows, p2p streams and DP overlap; truth.json records each choice under \"conventions\".\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("layout", po::value(&layout)->default_value(layout), "TPxPPxDP")
@@ -79,6 +79,8 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("nccl-domain-create", "write them (the default; pins it under --conventions random)")
       ("p2p-streams", po::value<std::string>(), "link (a stream per pipeline link, default) or group (one stream per rank for "
                                                "both neighbours, as batched p2p); pins it under --conventions random")
+      ("dp-overlap", "DP gradient all-reduces overlap the last microbatch's backward (pins it under --conventions random)")
+      ("no-dp-overlap", "DP all-reduces after the last backward (the default; pins it under --conventions random)")
       ("conventions", po::value(&conventions)->default_value(conventions), "fixed or random")
       ("conventions-seed", po::value(&conventions_seed), "seed of the random conventions (default: --seed)")
       ("fault", po::value(&faults)->composing(), "fault spec (repeatable)")
@@ -94,7 +96,11 @@ void apply(const po::variables_map& vm, const Cli& cli, sim::Options& o) {
     throw std::invalid_argument("--per-host-files and --per-rank-files exclude each other");
   if (vm.count("no-nccl-domain-create") && vm.count("nccl-domain-create"))
     throw std::invalid_argument("--no-nccl-domain-create and --nccl-domain-create exclude each other");
+  if (vm.count("dp-overlap") && vm.count("no-dp-overlap"))
+    throw std::invalid_argument("--dp-overlap and --no-dp-overlap exclude each other");
   o.per_host_files = vm.count("per-host-files") > 0;
+  o.dp_overlap = vm.count("dp-overlap") > 0;
+  o.pinned.dp_overlap = vm.count("dp-overlap") || vm.count("no-dp-overlap");
   o.nccl_domain_create = !vm.count("no-nccl-domain-create");
   if (cli.conventions != "fixed" && cli.conventions != "random") throw std::invalid_argument("--conventions must be fixed or random");
   o.random_conventions = cli.conventions == "random";

@@ -109,9 +109,9 @@ int64_t jitter_ns(const Simulation& sim, int rank, int64_t max) {
 }
 // True time the watchdog starts aborting, or -1 (no crash run, or the rank is not blocked).
 int64_t watchdog_at(const Simulation& sim, int rank) {
-  const auto& ops = sim.ranks[rank].ops;
-  if (!crash_run(sim) || ops.empty() || !ops.back().pending) return -1;
-  return ops.back().cpu_start + kWatchdogNs + jitter_ns(sim, rank, 2'000'000'000);
+  const int64_t since = sim.ranks[rank].pending_since;  // the first launch that never completed
+  if (!crash_run(sim) || since < 0) return -1;
+  return since + kWatchdogNs + jitter_ns(sim, rank, 2'000'000'000);
 }
 // One abort per NCCL stream; a rank whose NCCL runs on its compute stream (nccl_compute, random
 // conventions: no NCCL stream created) aborts each communicator (pipeline link) it used.
@@ -398,7 +398,7 @@ void write_copies_and_syncs(sqlite3* db, const Proc& p, int64_t& rows) {
              {"eventId", "4294967295"}, {"eventSyncId", "0"}});
   for (size_t i = 0; i < tr.ops.size(); ++i) {
     const Op& op = tr.ops[i];
-    if (op.type == OpType::H2D || op.type == OpType::D2H) {
+    if ((op.type == OpType::H2D || op.type == OpType::D2H) && !op.pending) {  // pending: queued, never ran
       const bool h2d = op.type == OpType::H2D;
       m.i(m.p(":s"), c.to_file(op.start));
       m.i(m.p(":e"), c.to_file(op.end));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <deque>
 #include <stdexcept>
 
 namespace sim {
@@ -75,6 +76,10 @@ struct RankState {
   int64_t cpu = 0, compute_dep = 0, last_compute = 0, dp_done = 0, iter_begin = 0;
   int64_t sf[kStreamSlots] = {};  // when each stream is free (one per slot: kPpNextStream is 4)
   bool arrived = false;
+  // --dp-overlap: gradient buckets launched whose kernels have not completed, in DP-stream order
+  // (ops indices); dp_arrived: the first of them has arrived at its collective.
+  std::deque<size_t> dpq;
+  bool dp_arrived = false;
 };
 
 int hang_iteration(const Options& o, int rank) {
@@ -140,12 +145,33 @@ int64_t kernels_per_iteration(const Options& opt) {
   return n;
 }
 
+// Member r's kernel of a collective arrives at time t; the last arriver completes the collective
+// (all members end at the last arrival + transfer) and puts the others back on `ready`.
+void arrive(const RunCtx& c, const Options& opt, int r, const Op& op, Inst& in, int64_t t, std::vector<int>& ready) {
+  const CollKey& key = c.keys[op.key];
+  in.max_arrival = std::max(in.max_arrival, t);
+  if (++in.arrived < int(key.members.size())) return;
+  const double j =
+      1.0 + 0.5 * opt.jitter * std::clamp(2.0 * unit_from_hash(hash4(opt.seed, op.key, op.seq, 1)) - 1.0, -1.0, 1.0);
+  in.end_base = in.max_arrival + int64_t(key.transfer_ns * j);
+  in.done = true;
+  for (int m : key.members)
+    if (m != r) ready.push_back(m);
+}
+
+// A completed collective on member r: its end, its stream, and what waits for it.
+void complete(const RunCtx& c, const Options& opt, int r, RankState& s, Op& op, const Inst& in) {
+  op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
+  s.sf[op.stream] = op.end;
+  if (op.key == c.dp_key[r]) s.dp_done = std::max(s.dp_done, op.end);  // (on the DP stream unless nccl_compute)
+  else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
+}
+
 // A collective op on rank r: arrives (once), and completes when its last member has arrived.
 // Returns false while blocked; then the last arriver puts the others back on `ready`.
 bool step_collective(const RunCtx& c, const Options& opt, int r, RankState& s, Op& op, std::vector<std::vector<Inst>>& inst,
                      std::vector<int>& ready) {
   Inst& in = inst[op.key][op.seq];
-  const CollKey& key = c.keys[op.key];
   if (!s.arrived) {
     const int64_t cost = op.cpu_end, gap = op.start;
     op.cpu_start = s.cpu;
@@ -153,23 +179,43 @@ bool step_collective(const RunCtx& c, const Options& opt, int r, RankState& s, O
     s.cpu = op.cpu_end + gap;
     op.start = std::max({coll_launch_end(op) + 3 * kUs, s.sf[op.stream], s.last_compute});
     s.arrived = true;
-    in.max_arrival = std::max(in.max_arrival, op.start);
-    if (++in.arrived == int(key.members.size())) {
-      const double j = 1.0 + 0.5 * opt.jitter *
-                                 std::clamp(2.0 * unit_from_hash(hash4(opt.seed, op.key, op.seq, 1)) - 1.0, -1.0, 1.0);
-      in.end_base = in.max_arrival + int64_t(key.transfer_ns * j);
-      in.done = true;
-      for (int m : key.members)
-        if (m != r) ready.push_back(m);
-    }
+    arrive(c, opt, r, op, in, op.start, ready);
   }
   if (!in.done) return false;  // blocked
-  op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
-  s.sf[op.stream] = op.end;
-  if (op.key == c.dp_key[r]) s.dp_done = std::max(s.dp_done, op.end);  // (on the DP stream unless nccl_compute)
-  else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
+  complete(c, opt, r, s, op, in);
   s.arrived = false;
   return true;
+}
+
+// --dp-overlap: a gradient bucket on the DP stream. The host launches it and goes on (the compute
+// stream does not wait for it); its kernel queues on the DP stream (advance_dp).
+bool overlapped(const RunCtx& c, int r, const Op& op) {
+  return c.o.dp_overlap && op.type == OpType::Coll && op.key == c.dp_key[r] && op.stream == kDpStream;
+}
+void launch_overlapped(RankState& s, Op& op, size_t i) {
+  const int64_t cost = op.cpu_end, gap = op.start;
+  op.cpu_start = s.cpu;
+  op.cpu_end = s.cpu + cost;
+  s.cpu = op.cpu_end + gap;
+  op.start = std::max(coll_launch_end(op) + 3 * kUs, s.last_compute);  // launched, and its gradients computed
+  s.dpq.push_back(i);
+}
+// Runs rank r's DP stream as far as its queued buckets complete (each starts when the previous ended).
+void advance_dp(const RunCtx& c, const Options& opt, int r, RankState& s, RankTrace& tr,
+                std::vector<std::vector<Inst>>& inst, std::vector<int>& ready) {
+  while (!s.dpq.empty()) {
+    Op& op = tr.ops[s.dpq.front()];
+    Inst& in = inst[op.key][op.seq];
+    if (!s.dp_arrived) {
+      op.start = std::max(op.start, s.sf[op.stream]);
+      s.dp_arrived = true;
+      arrive(c, opt, r, op, in, op.start, ready);
+    }
+    if (!in.done) return;
+    complete(c, opt, r, s, op, in);
+    s.dp_arrived = false;
+    s.dpq.pop_front();
+  }
 }
 
 // Any other op: its times follow from the host cursor and the streams it waits on.
@@ -229,11 +275,16 @@ std::vector<RankState> run_events(const RunCtx& c, const Options& opt, Simulatio
     ready.pop_back();
     RankState& s = st[r];
     RankTrace& tr = sim.ranks[r];
+    advance_dp(c, opt, r, s, tr, inst, ready);
     while (s.cursor < tr.ops.size()) {
       Op& op = tr.ops[s.cursor];
-      if (op.type == OpType::Coll) {
+      if (overlapped(c, r, op)) {
+        launch_overlapped(s, op, s.cursor);
+        advance_dp(c, opt, r, s, tr, inst, ready);
+      } else if (op.type == OpType::Coll) {
         if (!step_collective(c, opt, r, s, op, inst, ready)) break;
       } else {
+        if (!s.dpq.empty() && (op.waits_dp || op.drain || op.type == OpType::Sync)) break;  // waits for the buckets
         step_local(s, tr, op);
       }
       ++s.cursor;
@@ -242,8 +293,27 @@ std::vector<RankState> run_events(const RunCtx& c, const Options& opt, Simulatio
   return st;
 }
 
-// Hang: ranks that could not finish end their profile before the collective they wait in.
-void end_blocked_ranks(RunCtx& c, const Options& opt, Simulation& sim, const std::vector<RankState>& st,
+// A rank blocked behind gradient buckets that never complete (--dp-overlap, a peer gone): the host
+// issues on up to the iteration's sync, which never returns. Those launches and copies get no GPU
+// rows (pending). Returns how many ops are written.
+size_t host_runs_on(RankState& s, RankTrace& tr) {
+  size_t i = s.cursor;
+  for (; i < tr.ops.size(); ++i) {
+    Op& op = tr.ops[i];
+    if (op.type == OpType::Sync || op.type == OpType::Coll || op.type == OpType::IterBegin) break;
+    const int64_t cost = op.cpu_end, gap = op.start;
+    op.cpu_start = s.cpu;
+    op.cpu_end = s.cpu + cost;  // Stall: host time (the GPU never runs dry: no drain)
+    s.cpu = op.cpu_end + (op.type == OpType::Stall ? 0 : gap);
+    op.start = op.end = 0;
+    op.pending = op.type != OpType::Stall;
+  }
+  return i;
+}
+
+// Hang, crash: ranks that could not finish end their profile where the host blocks: in the
+// collective it waits in, or (--dp-overlap) at the sync that waits for blocked gradient buckets.
+void end_blocked_ranks(RunCtx& c, const Options& opt, Simulation& sim, std::vector<RankState>& st,
                        const std::vector<std::vector<Inst>>& inst) {
   bool any_hang = false, any_crash = false;
   for (const Fault& f : opt.faults) any_hang |= f.kind == FaultKind::Hang || f.kind == FaultKind::Crash;
@@ -252,12 +322,20 @@ void end_blocked_ranks(RunCtx& c, const Options& opt, Simulation& sim, const std
       sim.ranks[r].crashed_at = st[r].cpu, any_crash = true;
   for (int r = 0; r < c.world; ++r) {
     RankTrace& tr = sim.ranks[r];
-    if (st[r].cursor < tr.ops.size()) {
+    RankState& s = st[r];
+    if (s.cursor < tr.ops.size()) {
       if (!any_hang) throw std::logic_error("straggler-sim: schedule deadlock (bug)");
-      const bool launched = tr.ops[st[r].cursor].type == OpType::Coll && st[r].arrived;
-      tr.ops.resize(st[r].cursor + (launched ? 1 : 0));
+      const bool launched = tr.ops[s.cursor].type == OpType::Coll && s.arrived;
+      const size_t n = launched ? s.cursor + 1 : s.dpq.empty() ? s.cursor : host_runs_on(s, tr);
+      tr.ops.resize(n);
       if (launched) tr.ops.back().pending = true;
     }
+    for (size_t i : s.dpq) tr.ops[i].pending = true;  // launched buckets that never ran
+    for (const Op& op : tr.ops)
+      if (op.pending) {
+        tr.pending_since = op.cpu_start;
+        break;
+      }
     tr.iterations_written = int(tr.iter_cpu.size());
   }
   for (size_t k = 0; k < c.keys.size(); ++k)
@@ -315,7 +393,7 @@ Simulation simulate(const Options& opt) {
     for (int m : c.keys[k].members) n = std::max(n, seq[m][k]);
     inst[k].resize(n);
   }
-  const std::vector<RankState> st = run_events(c, opt, sim, inst);
+  std::vector<RankState> st = run_events(c, opt, sim, inst);
   end_blocked_ranks(c, opt, sim, st, inst);
   record_hang_desyncs(c, opt, seq, sim);
   host_clocks(opt, sim);

@@ -61,6 +61,7 @@ struct RankTrace {
   std::vector<std::pair<int64_t, int64_t>> iter_cpu;  // completed iterations: [begin, sync end + ~10us]
   int iterations_written = 0;
   int64_t crashed_at = -1;  // crash fault: true CPU time the process died (start of its crash iteration)
+  int64_t pending_since = -1;  // hang, crash: launch of its first op that never completed (pending), or -1
 };
 
 // A group of ranks that runs matched operations: a TP/DP communicator or one p2p link of a PP group.

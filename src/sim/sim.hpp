@@ -62,6 +62,10 @@ struct Options {
   // Pipeline p2p on one stream per rank for both neighbours (Megatron's batched p2p on the
   // pipeline group's communicator), instead of one stream per link.
   bool p2p_one_stream = false;
+  // Data-parallel gradient all-reduces overlap the last microbatch's backward (DDP / Megatron
+  // overlap_grad_reduce): bucket b is launched on the DP stream after its layers' backward and the
+  // compute stream does not wait for it; the optimizer and the iteration's sync do.
+  bool dp_overlap = false;
   std::vector<Fault> faults;
   int64_t target_kernels = 0;  // >0: overrides iterations
   int threads = 0;             // writer threads; 0 = hardware concurrency (output does not depend on it)
@@ -71,7 +75,7 @@ struct Options {
   std::optional<uint64_t> conventions_seed;
   // Random conventions choose these unless the caller pinned them (CLI: gave the option).
   struct Pinned {
-    bool hosts = false, schema = false, files = false, domain_create = false, p2p_streams = false;
+    bool hosts = false, schema = false, files = false, domain_create = false, p2p_streams = false, dp_overlap = false;
   } pinned;
 };
 

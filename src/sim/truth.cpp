@@ -239,7 +239,7 @@ std::string expected_json(const Simulation& sim) {
 
 std::string truth_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
                        const std::vector<RankCounts>& counts) {
-  return run_json(sim, cv, files, counts) + (cv.random ? conventions_json(sim, cv, files) : "") + expected_json(sim);
+  return run_json(sim, cv, files, counts) + (cv.random ? conventions_json(sim, cv, files) : fixed_conventions_json(sim)) + expected_json(sim);
 }
 
 }  // namespace sim
