@@ -1,10 +1,12 @@
 #include "collectives/collective_op.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ranks/intervals.hpp"
 #include "ranks/sat_math.hpp"
 
 namespace collectives {
@@ -18,6 +20,9 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
   std::unordered_map<uint32_t, NcclKernelInfo> by_name;
   std::unordered_map<int32_t, uint32_t> next_seq;
   std::vector<CollectiveOp> out;
+  std::vector<std::pair<int64_t, int64_t>> compute;  // union of the compute kernels
+  ranks::union_of(k.start, k.end, [&](size_t i) { return !k.is_nccl[i]; },
+                  [&](int64_t s, int64_t e) { compute.push_back({s, e}); });
   size_t it = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     if (!k.is_nccl[i]) continue;
@@ -38,6 +43,8 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
     // Iteration of the op: the last iteration starting at or before the kernel (kernels are sorted).
     while (it < its.size() && its[it].start <= k.start[i]) ++it;
     op.iteration = int32_t(it) - 1;
+    if (k.end[i] > k.start[i] && !compute.empty())
+      op.overlap = uint8_t(std::lround(255.0 * ranks::covered(compute, k.start[i], k.end[i]) / double(k.end[i] - k.start[i])));
     out.push_back(op);
   }
   return out;

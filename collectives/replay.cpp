@@ -109,7 +109,8 @@ double replay_op(const std::vector<MemberOps>& members, size_t k, const ClockSol
     const double wait = diff_d(t.last_arrival, arr[m]);
     acc.wait_ns[r] += wait;
     acc.transfer_ns[r] += double(t.transfer);
-    add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, wait);
+    // Exposed: the part of the wait the rank's compute did not fill (CollectiveOp::overlap).
+    add_at(acc.wait_by_iteration[r], members[m].ops[k].iteration, wait * (1.0 - members[m].ops[k].overlap / 255.0));
     acc.wait_hist.add(sat_sub(t.last_arrival, arr[m]));
   }
   acc.skew_hist.add(t.skew);

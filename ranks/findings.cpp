@@ -107,16 +107,6 @@ void load_intervals(const RankTimeline& tl, Facts& f) {
   for (const auto& [s, e] : f.loads) f.load_ns += double(e - s);
 }
 
-// Length of [a, b) covered by the merged intervals.
-double covered(const std::vector<std::pair<int64_t, int64_t>>& iv, int64_t a, int64_t b) {
-  double c = 0;
-  auto it = std::lower_bound(iv.begin(), iv.end(), std::make_pair(a, INT64_MIN));
-  if (it != iv.begin()) --it;
-  for (; it != iv.end() && it->first < b; ++it)
-    c += double(std::max<int64_t>(0, std::min(it->second, b) - std::max(it->first, a)));
-  return c;
-}
-
 Facts scope_facts(const RankTimeline& tl, const RankMetrics& m) {
   Facts f;
   f.lo = m.scope_start, f.hi = m.scope_end;

@@ -60,6 +60,7 @@ std::vector<StreamRecords> encode_streams(const std::vector<c::CollectiveOp>& op
     put_delta(s.bytes, op.iteration, prev.iteration);
     s.bytes.push_back(char(op.type));
     s.bytes.push_back(char(op.dtype));
+    s.bytes.push_back(char(op.overlap));
     prev = op, ++s.ops;
   }
   for (auto& s : out) s.bytes.shrink_to_fit();
@@ -77,6 +78,7 @@ std::vector<c::CollectiveOp> decode_stream(const std::string& bytes, uint32_t n,
     op.iteration = int32_t(cur.delta(prev.iteration));
     op.type = c::CollectiveType(cur.byte());
     op.dtype = c::NcclDtype(cur.byte());
+    op.overlap = cur.byte();
     op.rank = rank, op.seq = i;
     prev = op;
   }

@@ -12,7 +12,7 @@
 
 namespace straggler {
 
-// One stream's ops in seq order: start, end, iteration, type and dtype of each (what the replay
+// One stream's ops in seq order: start, end, iteration, type, dtype and overlap of each (what the replay
 // uses), as varints of deltas (wrap-around arithmetic: any int64 round-trips exactly).
 struct StreamRecords {
   int32_t stream = 0;

@@ -183,7 +183,8 @@ const Table<IterationMatrixRow>& iteration_matrices_table() {
        matrix<M>("blame_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.blame_ms; }, "ms")
            .doc("blame of the collectives of each iteration"),
        matrix<M>("wait_ms_matrix", "ranks (/clock/rank)", [](const M& m) { return m.wait_ms; }, "ms")
-           .doc("waits in the collectives of each iteration")}};
+           .doc("exposed waits in the collectives of each iteration: each wait x the share of its kernel no "
+                "compute kernel of the rank overlaps (what the waiting cost the step; replay.hpp)")}};
   return t;
 }
 

@@ -19,6 +19,11 @@ struct CollectiveOp {
   int32_t iteration = -1;      // index into the rank's iterations (-1: before the first)
   CollectiveType type = CollectiveType::Unknown;
   NcclDtype dtype = NcclDtype::Unknown;
+  // Share of the kernel's time during which a compute (non-NCCL) kernel of the rank runs, in
+  // 1/255: a gradient bucket waiting on the DP stream while the backward goes on costs the rank
+  // nothing (replay.hpp: exposed wait). Nothing promises what else the GPU does meanwhile; it is
+  // measured here.
+  uint8_t overlap = 0;
 };
 
 // Every NCCL kernel of the timeline, in start order per stream (seq = position on its stream).

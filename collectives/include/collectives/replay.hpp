@@ -25,7 +25,8 @@ struct MemberOps {
 // Per-rank sums over the ops of one or more communicators (indexed by global rank).
 struct RankAccumulator {
   std::vector<double> ops, late, wait_ns, blame_ns, hold_ns, transfer_ns;
-  // [rank][iteration index]: blame of ops where it was last; its own waits
+  // [rank][iteration index]: blame of ops where it was last; its own exposed waits (each wait x
+  // the share of its kernel that no compute kernel of the rank overlaps, CollectiveOp::overlap)
   std::vector<std::vector<double>> blame_by_iteration, wait_by_iteration;
   // Over all matched ops (every member's wait; each op's skew and transfer), in ns.
   ranks::LogHistogram wait_hist, skew_hist, transfer_hist;

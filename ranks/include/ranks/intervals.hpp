@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ranks/timeline.hpp"
@@ -24,6 +25,16 @@ void union_of(const std::vector<int64_t>& start, const std::vector<int64_t>& end
     open = true, lo = start[i], hi = end[i];
   }
   if (open) emit(lo, hi);
+}
+
+// Length of [a, b) covered by merged, start-sorted intervals.
+inline double covered(const std::vector<std::pair<int64_t, int64_t>>& iv, int64_t a, int64_t b) {
+  double c = 0;
+  auto it = std::lower_bound(iv.begin(), iv.end(), std::make_pair(a, INT64_MIN));
+  if (it != iv.begin()) --it;
+  for (; it != iv.end() && it->first < b; ++it)
+    c += double(std::max<int64_t>(0, std::min(it->second, b) - std::max(it->first, a)));
+  return c;
 }
 
 // Union of all GPU activity: kernels and copies merged by start.
