@@ -151,6 +151,11 @@ std::vector<size_t> nccl_rows(const KernelColumns& k, int32_t stream, bool all) 
   std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
     return std::tie(k.start[a], k.stream[a], k.name[a]) < std::tie(k.start[b], k.stream[b], k.name[b]);
   });
+  // In launch order where every launch is known: the host issues a step's collectives in program
+  // order, while their start order across streams follows the GPU's timing (a gradient bucket on
+  // the DP stream starts among the backward's TP all-reduces earlier or later as peers are late).
+  if (std::all_of(rows.begin(), rows.end(), [&](size_t r) { return k.launch[r] != kNoTime; }))
+    std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return k.launch[a] < k.launch[b]; });
   return rows;
 }
 
