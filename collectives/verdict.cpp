@@ -300,7 +300,9 @@ void excess_own_time(Run& run) {
       std::vector<double> own(idx.size(), 0.0);
       for (size_t k = 0; k < idx.size(); ++k) {
         const auto& r = ranks[idx[k]];
-        const double wait = it < r.wait_by_iteration.size() ? r.wait_by_iteration[it] / 1e6 : 0;
+        const double wait = it < r.comm_ms.size()              ? r.comm_ms[it]
+                            : it < r.wait_by_iteration.size() ? r.wait_by_iteration[it] / 1e6
+                                                              : 0;
         own[k] = it < r.step_ms.size() ? r.step_ms[it] - wait : 0;
       }
       const double med = median(own);

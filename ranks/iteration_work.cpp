@@ -3,14 +3,38 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "ranks/intervals.hpp"
 #include "ranks/sat_math.hpp"
 
 namespace ranks {
 
+namespace {
+
+// Calls emit(cursor, a, b) for every stretch with an NCCL kernel running and no compute kernel, in
+// time order.
+template <class Emit>
+void exposed_comm(const RankTimeline& tl, Emit emit) {
+  const auto& k = tl.kernels;
+  std::vector<std::pair<int64_t, int64_t>> compute;
+  union_of(k.start, k.end, [&](size_t i) { return !k.is_nccl[i]; }, [&](int64_t s, int64_t e) { compute.push_back({s, e}); });
+  size_t c = 0, cursor = 0;
+  union_of(k.start, k.end, [&](size_t i) { return bool(k.is_nccl[i]); }, [&](int64_t s, int64_t e) {
+    while (c < compute.size() && compute[c].second <= s) ++c;
+    int64_t at = s;
+    for (size_t q = c; q < compute.size() && compute[q].first < e; ++q) {
+      if (compute[q].first > at) emit(cursor, at, compute[q].first);
+      at = std::max(at, compute[q].second);
+    }
+    if (at < e) emit(cursor, at, e);
+  });
+}
+
+}  // namespace
+
 IterationWork iteration_work(const RankTimeline& tl, const std::vector<Iteration>& its, size_t top) {
   IterationWork w;
   const size_t n = its.size();
-  w.compute_ns.assign(n, 0), w.kernels.assign(n, 0), w.idle_ns.assign(n, 0);
+  w.compute_ns.assign(n, 0), w.kernels.assign(n, 0), w.idle_ns.assign(n, 0), w.comm_ns.assign(n, 0);
   if (n == 0) return w;
   const auto& k = tl.kernels;
   auto end_of = [&](size_t i) { return i + 1 < n ? its[i + 1].start : sat_add(its[i].start, its[i].step_ns); };
@@ -43,18 +67,20 @@ IterationWork iteration_work(const RankTimeline& tl, const std::vector<Iteration
     w.compute_ns[it] += d, w.kernels[it] += 1;
     if (auto s = slot.find(k.name[i]); s != slot.end()) w.name_ns[s->second][it] += d, w.name_count[s->second][it] += 1;
   }
-  size_t j = 0;
-  auto credit = [&](int64_t h0, int64_t h1) {  // a hole with no kernel running
-    while (j < n && end_of(j) <= h0) ++j;
-    for (size_t q = j; q < n && its[q].start < h1; ++q)
-      w.idle_ns[q] += std::max(0.0, diff_d(std::min(h1, end_of(q)), std::max(h0, its[q].start)));
+  // [h0, h1) into the iterations it spans; `from` only moves forward (holes come in order).
+  auto credit = [&](std::vector<double>& into, size_t& from, int64_t h0, int64_t h1) {
+    while (from < n && end_of(from) <= h0) ++from;
+    for (size_t q = from; q < n && its[q].start < h1; ++q)
+      into[q] += std::max(0.0, diff_d(std::min(h1, end_of(q)), std::max(h0, its[q].start)));
   };
+  size_t j = 0;
   int64_t busy_until = its[0].start;
   for (size_t a = 0; a < k.size(); ++a) {  // kernels sorted by start (timeline.hpp)
-    if (k.start[a] > busy_until) credit(busy_until, k.start[a]);
+    if (k.start[a] > busy_until) credit(w.idle_ns, j, busy_until, k.start[a]);
     busy_until = std::max(busy_until, k.end[a]);
   }
-  credit(busy_until, end_of(n - 1));
+  credit(w.idle_ns, j, busy_until, end_of(n - 1));
+  exposed_comm(tl, [&](size_t& from, int64_t a, int64_t b) { credit(w.comm_ns, from, a, b); });
   return w;
 }
 

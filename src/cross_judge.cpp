@@ -36,7 +36,7 @@ template <>
 struct Wire<c::RankEvidence> {
   static void fields(auto& ar, auto& e) {
     ar(e.rank, e.host, e.role, e.ops, e.late, e.wait_ns, e.blame_ns, e.hold_ns, e.transfer_ns);
-    ar(e.blame_by_iteration, e.wait_by_iteration, e.iteration_number, e.step_ms, e.compute_ms, e.kernels, e.idle_ms);
+    ar(e.blame_by_iteration, e.wait_by_iteration, e.iteration_number, e.step_ms, e.compute_ms, e.kernels, e.idle_ms, e.comm_ms);
     ar(e.top_names, e.name_ns, e.name_count, e.findings);
   }
 };
@@ -75,6 +75,7 @@ c::RankEvidence evidence_of(const CrossRankInput& in, const c::RankAccumulator& 
   e.iteration_number = in.iteration_number, e.step_ms = in.step_ms;
   for (double v : in.work.compute_ns) e.compute_ms.push_back(v / 1e6);
   for (double v : in.work.idle_ns) e.idle_ms.push_back(v / 1e6);
+  for (double v : in.work.comm_ns) e.comm_ms.push_back(v / 1e6);
   e.kernels = in.work.kernels, e.top_names = in.work.top_names, e.name_ns = in.work.name_ns, e.name_count = in.work.name_count;
   e.findings = in.findings;
   return e;

@@ -2,7 +2,10 @@
 //
 // Who. Lateness propagates: the TP partner of a slow GPU waits for it, then arrives late at its
 // data-parallel all-reduce and is "last" there too. What separates the cause from its victims is
-// its own time: own = step time - time waiting inside collectives (Scalasca's "delay"). Per
+// its own time: own = step time - exposed communication (Scalasca's "delay": time with an NCCL
+// kernel running and no compute kernel, ranks/iteration_work.hpp; without it, the waits inside
+// collectives). A gradient bucket waiting on the DP stream while the backward runs on holds the
+// rank up in nothing; the tail in which a late peer's delayed buckets drain does. Per
 // steady iteration, excess = own - median own of the peers of the same role (pipeline stage when
 // the layout is known, else all ranks). Ranks are compared only over the iterations every rank
 // has and before the first desync (a hung rank or a capture that ends early leaves the others'
@@ -101,6 +104,7 @@ struct RankEvidence {
   // Per iteration index (index 0 = warm-up):
   std::vector<int64_t> iteration_number;
   std::vector<double> step_ms, compute_ms, kernels, idle_ms;
+  std::vector<double> comm_ms;  // exposed communication (ranks/iteration_work.hpp); empty: unknown
   // Its top compute kernels: name and per-iteration (total ns, count).
   std::vector<std::string> top_names;
   std::vector<std::vector<double>> name_ns, name_count;  // [name][iteration]
