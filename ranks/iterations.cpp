@@ -162,11 +162,7 @@ std::vector<size_t> nccl_rows(const KernelColumns& k, int32_t stream, bool all) 
 CollectivePeriod period_of_rows(const KernelColumns& k, const std::vector<size_t>& rows) {
   std::vector<uint64_t> keys;
   std::vector<int64_t> starts;
-  // Timed by launch where the rows are in launch order (nccl_rows): a host stall is one longer gap
-  // there, while on the GPU it also moves the other streams' kernels around it.
-  const bool launched = std::all_of(rows.begin(), rows.end(), [&](size_t r) { return k.launch[r] != kNoTime; });
-  for (size_t r : rows)
-    keys.push_back(uint64_t(k.name[r]) << 32 | uint32_t(k.stream[r])), starts.push_back(launched ? k.launch[r] : k.start[r]);
+  for (size_t r : rows) keys.push_back(uint64_t(k.name[r]) << 32 | uint32_t(k.stream[r])), starts.push_back(k.start[r]);
   return choose_collective_period(keys, starts);
 }
 

@@ -1,12 +1,8 @@
 // The marker-less fallback of find_iterations (metrics.hpp): the repeating unit of the NCCL sequence.
-//  * the sequence in launch order where every launch is known (the host issues a step's
-//    collectives in program order; their start order across streams moves with the GPU's timing,
-//    e.g. overlapped gradient buckets among the backward's TP all-reduces), else in start order;
 //  * candidates: multiples of the smallest period of the (kernel name, stream) sequence (at most 2%
 //    mismatches, at least 3 repetitions);
 //  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
-//    consecutive collective launches (starts without launches: a host stall is one longer gap
-//    between launches, while on the GPU it moves other streams' kernels around it), leaving out the first unit's gaps (warm-up) when 3 units follow
+//    consecutive collective starts, leaving out the first unit's gaps (warm-up) when 3 units follow
 //    it, and the largest kTrimShare of the differences (occasional host stalls). It is near 0 when
 //    the timing repeats every p collectives and stays
 //    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
