@@ -1,4 +1,9 @@
 // The marker-less fallback of find_iterations (metrics.hpp): the repeating unit of the NCCL sequence.
+//  * the sequence in launch order where every launch is known (the host issues a step's
+//    collectives in program order; their start order across streams moves with the GPU's timing,
+//    e.g. overlapped gradient buckets among the backward's TP all-reduces), else in start order;
+//    the gaps stay between kernel starts (timed by launch, a host that runs ahead of the GPU makes
+//    a microbatch look like a regular unit);
 //  * candidates: multiples of the smallest period of the (kernel name, stream) sequence (at most 2%
 //    mismatches, at least 3 repetitions);
 //  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
