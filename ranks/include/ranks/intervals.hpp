@@ -33,7 +33,7 @@ inline double covered(const std::vector<std::pair<int64_t, int64_t>>& iv, int64_
   auto it = std::lower_bound(iv.begin(), iv.end(), std::make_pair(a, INT64_MIN));
   if (it != iv.begin()) --it;
   for (; it != iv.end() && it->first < b; ++it)
-    c += double(std::max<int64_t>(0, std::min(it->second, b) - std::max(it->first, a)));
+    c += std::max(0.0, double(std::min(it->second, b)) - double(std::max(it->first, a)));  // no int64 overflow
   return c;
 }
 
