@@ -38,10 +38,14 @@ size_t first_sustained(const std::vector<double>& v, size_t first, size_t to, do
     if (v[i] >= half) start = i;
   if (start == SIZE_MAX) return SIZE_MAX;
   const double tail = high_share(v, start + (to - start) / 2, to, half);
-  // One high iteration of slack: a periodic slowdown's share from a given start swings with the
-  // phase (every 3rd iteration: 5 of 13 from its first occurrence, 3 of 7 in the later half).
+  // A periodic slowdown (high in under 3 of 4 iterations) gets one high iteration of slack: its
+  // share from a given start swings with the phase (every 3rd iteration: 5 of 13 from its first
+  // occurrence, 3 of 7 in the later half). A lasting one gets none: a hiccup three iterations
+  // before a steady onset is not its start.
+  const bool periodic = tail < 0.75;
   for (size_t i = std::max<size_t>(first, 1); i < to; ++i)
-    if (v[i] >= half && high_share(v, i, to, half) + 1.0 / double(to - i) >= opt.onset_stay * tail) return i;
+    if (v[i] >= half && high_share(v, i, to, half) + (periodic ? 1.0 / double(to - i) : 0.0) >= opt.onset_stay * tail)
+      return i;
   return start;
 }
 
