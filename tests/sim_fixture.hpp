@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -47,6 +48,27 @@ inline std::vector<std::string> columns(const std::string& path, const std::stri
   std::vector<std::string> c;
   for (auto& r : query(path, "PRAGMA table_info(" + table + ")")) c.push_back(r[1]);
   return c;
+}
+
+// One rank's file of a per-rank run.
+inline std::string rank_file(const fs::path& dir, int r) { return (dir / ("rank_" + std::to_string(r) + ".sqlite")).string(); }
+
+// Row contents of every table of every rank file (text as SQLite renders it), FNV-1a.
+inline uint64_t content_hash(const fs::path& dir, int ranks) {
+  uint64_t h = 1469598103934665603ull;
+  auto add = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0x1f) * 1099511628211ull;
+  };
+  for (int r = 0; r < ranks; ++r) {
+    const std::string f = rank_file(dir, r);
+    for (auto& t : query(f, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) {
+      add(t[0]);
+      for (auto& row : query(f, "SELECT * FROM " + t[0] + " ORDER BY rowid"))
+        for (auto& v : row) add(v);
+    }
+  }
+  return h;
 }
 
 inline std::string slurp(const std::string& p) {

@@ -22,26 +22,8 @@ namespace {
 using namespace simtest;
 
 // tiny(): 2x2x2 on 2 hosts, rank = tp + 2 dp + 4 pp; fixed stream ids: compute 7, tp 13, dp 21.
-std::string rank_file(const fs::path& dir, int r) { return (dir / ("rank_" + std::to_string(r) + ".sqlite")).string(); }
 std::string pid_is(int64_t pid, const char* col) { return std::string(col) + " / 16777216 % 16777216 = " + std::to_string(pid); }
 
-// Row contents of every table of every rank file (text as SQLite renders it), FNV-1a (as test_sim_plants).
-uint64_t content_hash(const fs::path& dir, int ranks) {
-  uint64_t h = 1469598103934665603ull;
-  auto add = [&h](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0x1f) * 1099511628211ull;
-  };
-  for (int r = 0; r < ranks; ++r) {
-    const std::string f = rank_file(dir, r);
-    for (auto& t : query(f, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) {
-      add(t[0]);
-      for (auto& row : query(f, "SELECT * FROM " + t[0] + " ORDER BY rowid"))
-        for (auto& v : row) add(v);
-    }
-  }
-  return h;
-}
 
 // Pairs of (DP-stream kernel, compute-stream kernel) of a one-process file that run at the same time.
 int64_t dp_compute_overlaps(const std::string& f) {

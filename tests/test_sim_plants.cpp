@@ -28,7 +28,6 @@ sim::Options run8(const fs::path& dir, const std::vector<std::string>& faults) {
   for (const auto& f : faults) o.faults.push_back(sim::parse_fault(f));
   return o;
 }
-std::string rank_file(const fs::path& dir, int r) { return (dir / ("rank_" + std::to_string(r) + ".sqlite")).string(); }
 
 struct Span {
   int64_t start, end;
@@ -79,23 +78,6 @@ std::vector<std::string> compute_durations(const std::string& f) {
 const std::string kLaunches = "SELECT r.start, r.end FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = "
                               "r.nameId WHERE s.value = 'cudaLaunchKernel_v7000' ORDER BY r.start";
 
-// Row contents of every table of every rank file (text as SQLite renders it), FNV-1a.
-uint64_t content_hash(const fs::path& dir, int ranks) {
-  uint64_t h = 1469598103934665603ull;
-  auto add = [&h](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0x1f) * 1099511628211ull;
-  };
-  for (int r = 0; r < ranks; ++r) {
-    const std::string f = rank_file(dir, r);
-    for (auto& t : query(f, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) {
-      add(t[0]);
-      for (auto& row : query(f, "SELECT * FROM " + t[0] + " ORDER BY rowid"))
-        for (auto& v : row) add(v);
-    }
-  }
-  return h;
-}
 
 // The generator before the patterns (commit 019183a) wrote exactly these rows for this run: a run
 // without them must not change. (A deliberate change of the healthy model updates the constant.)
