@@ -20,9 +20,7 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
   std::unordered_map<uint32_t, NcclKernelInfo> by_name;
   std::unordered_map<int32_t, uint32_t> next_seq;
   std::vector<CollectiveOp> out;
-  std::vector<std::pair<int64_t, int64_t>> compute;  // union of the compute kernels
-  ranks::union_of(k.start, k.end, [&](size_t i) { return !k.is_nccl[i]; },
-                  [&](int64_t s, int64_t e) { compute.push_back({s, e}); });
+  const auto compute = ranks::compute_intervals(k);
   size_t it = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     if (!k.is_nccl[i]) continue;

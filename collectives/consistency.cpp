@@ -55,12 +55,6 @@ double Consistency::chance(double z) const {
   return std::clamp(seen, opt_.null_floor * (opt_.high_z / t) * (opt_.high_z / t), 0.5);
 }
 
-size_t Consistency::high(size_t i, size_t from, size_t to) const {
-  size_t c = 0;
-  for (size_t it = std::max<size_t>(from, 1); it < std::min(to, z_[i].size()); ++it) c += z_[i][it] >= opt_.high_z;
-  return c;
-}
-
 bool Consistency::passes_at(size_t c, size_t n, double z, double tests, double levels) const {
   return c >= kLeastRepeats && double(ranks_) * std::max(1.0, tests) * std::max(1.0, levels) * binomial_tail(n, c, chance(z)) <= opt_.alpha;
 }

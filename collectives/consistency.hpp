@@ -42,8 +42,6 @@ class Consistency {
   // role[rank] groups the peers; job_step_ms[iteration] scales the floor.
   Consistency(const std::vector<std::vector<double>>& values, const std::vector<int>& role,
               const std::vector<double>& job_step_ms, size_t common, const ConsistencyOptions& opt);
-  // High iterations of rank i in [from, to).
-  size_t high(size_t i, size_t from, size_t to) const;
   // Whether rank i's iterations in [from, to) pass the family-wise test at some level; `tests`: how
   // many windows were tried per rank (a stretch chosen because the rank changed there is chosen
   // after the fact).
@@ -55,7 +53,6 @@ class Consistency {
   size_t min_iterations() const;
   // Chance rate of a cell at least z high (see above).
   double chance(double z) const;
-  double null_rate() const { return chance(opt_.high_z); }
   double z(size_t i, size_t it) const { return z_[i][it]; }
 
  private:

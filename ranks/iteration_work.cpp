@@ -15,8 +15,7 @@ namespace {
 template <class Emit>
 void exposed_comm(const RankTimeline& tl, Emit emit) {
   const auto& k = tl.kernels;
-  std::vector<std::pair<int64_t, int64_t>> compute;
-  union_of(k.start, k.end, [&](size_t i) { return !k.is_nccl[i]; }, [&](int64_t s, int64_t e) { compute.push_back({s, e}); });
+  const auto compute = compute_intervals(k);
   size_t c = 0, cursor = 0;
   union_of(k.start, k.end, [&](size_t i) { return bool(k.is_nccl[i]); }, [&](int64_t s, int64_t e) {
     while (c < compute.size() && compute[c].second <= s) ++c;

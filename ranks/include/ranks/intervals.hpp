@@ -27,6 +27,13 @@ void union_of(const std::vector<int64_t>& start, const std::vector<int64_t>& end
   if (open) emit(lo, hi);
 }
 
+// The merged intervals in which some compute (non-NCCL) kernel runs.
+inline std::vector<std::pair<int64_t, int64_t>> compute_intervals(const KernelColumns& k) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  union_of(k.start, k.end, [&](size_t i) { return !k.is_nccl[i]; }, [&](int64_t s, int64_t e) { out.push_back({s, e}); });
+  return out;
+}
+
 // Length of [a, b) covered by merged, start-sorted intervals.
 inline double covered(const std::vector<std::pair<int64_t, int64_t>>& iv, int64_t a, int64_t b) {
   double c = 0;
