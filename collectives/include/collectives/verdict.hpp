@@ -91,7 +91,11 @@ struct VerdictOptions {
   double consistency_z = 2.5;        // per-iteration robust z of a "high" iteration (consistency.hpp)
   double consistency_floor = 0.005;  // ... its MAD floored at this share of the iteration's job step
   double chance_floor = 0.02;        // least chance rate of a high iteration assumed
-  double family_alpha = 0.05;        // chance of naming one rank by chance, over all ranks compared
+  // Chance of naming one rank by chance, over all ranks compared (and, for a stretch picked at a
+  // change point, over every stretch that could have been picked). 0.05 named a rank in one of 53
+  // healthy matrix runs (three 5 ms hiccups in a row on one of 64 ranks); 0.01 lost late onsets and
+  // 1024-rank captures of 3 iterations (bench/RESULTS.md).
+  double family_alpha = 0.02;
 };
 
 struct RankEvidence {

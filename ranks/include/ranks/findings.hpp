@@ -11,10 +11,11 @@
 // dependency); "unknown" when the launch is not in the profile. A gap is "at an iteration start"
 // when an iteration starts inside it (+- 2% of the median step).
 //
-//  gc_pause           >= 3 gaps >= long_gap_ns, not after a sync, at most a third of them at an
-//                     iteration start, whose starts repeat with a regular period (>= 75% of the
-//                     intervals within 20% of their median, or one pause in >= 75% of the
-//                     iterations they span) and whose lengths agree within 3x:
+//  gc_pause           >= 3 gaps >= long_gap_ns, not after a sync, whose lengths agree within 3x
+//                     (the largest such group), at most a third of them at an iteration start,
+//                     whose starts repeat with a regular period (>= 75% of the intervals within 20%
+//                     of their median, or a coefficient of variation of the intervals <= 0.35, or
+//                     one pause in >= 75% of the iterations they span):
 //                     Python's garbage collector runs by allocation count, not at step boundaries.
 //                     Cost: those gaps per step.
 //  gpu_bubbles        gaps >= long_gap_ns not claimed by gc_pause or module_loading (nor, when
@@ -93,6 +94,7 @@ struct FindingOptions {
   double bubble_share = 0.02;
   int gc_min_pauses = 3;
   double gc_period_tolerance = 0.2, gc_regular_share = 0.75, gc_max_at_start = 1.0 / 3, gc_length_spread = 3;
+  double gc_max_interval_cv = 0.35;  // random spacing scatters ~1 (exponential intervals)
   double sync_blocked_share = 0.10, sync_per_step = 2, sync_nccl_per_sync = 3;
   double busy_max = 0.8, jit_slack_ns = 30'000, jit_share = 0.5;
   double cpu_min_kernels = 50, cpu_min_share = 0.01;

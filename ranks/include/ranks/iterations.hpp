@@ -7,7 +7,7 @@
 //  * candidates: multiples of the smallest period of the (kernel name, stream) sequence (at most 2%
 //    mismatches, at least 3 repetitions);
 //  * timing score of a period p: sum |g[j+p] - g[j]| / sum (g[j] + g[j+p]) / 2 over the gaps g between
-//    consecutive collective starts, leaving out the first unit's gaps (warm-up) when 3 units follow
+//    the times the sequence reaches consecutive positions (the running maximum of the starts), leaving out the first unit's gaps (warm-up) when 3 units follow
 //    it, and the largest kTrimShare of the differences (occasional host stalls). It is near 0 when
 //    the timing repeats every p collectives and stays
 //    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
