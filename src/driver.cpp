@@ -23,6 +23,7 @@
 #include "ranks/profile_reader.hpp"
 #include "report.hpp"
 #include "rows.hpp"
+#include "scan_load.hpp"
 #include "summary_json.hpp"
 #include "tables/collect.hpp"
 #include "timings.hpp"
@@ -262,10 +263,13 @@ std::vector<CrossRankInput> place_ranks(LocalRead& local, const std::vector<int3
 }
 
 // Both outputs appear together, complete, or neither does; then the report on process 0.
+// Without opt.output (`report`): the summary and the report only.
 void write_outputs(Transport& t, const Options& opt, const RunResults& res, const Analyses& analyses) {
   OutputFiles files(t, opt.output, opt.summary);
-  write_hdf5(t, opt.output, files.h5_temp(), tables::collect_tables(res, analyses));
-  timings().mark("write HDF5");
+  if (!opt.output.empty()) {
+    write_hdf5(t, opt.output, files.h5_temp(), tables::collect_tables(res, analyses));
+    timings().mark("write HDF5");
+  }
   // Process 0 also needs every rank's row for the report and the summary.
   RunSummaryInput all = gather_summary_input(t, res, 0);
   if (t.root())
@@ -286,21 +290,18 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
 
 }  // namespace
 
-int run_analysis(Transport& t, const Options& opt) {
-  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_profile(path); });
-}
-
-int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
+Scan analyse(Transport& t, const Options& opt, const ProfileReader& read) {
   timings().start();
+  Scan scan;
   const ranks::Discovery d = discover_everywhere(t, opt);
   timings().mark("discover");
-  const Analyses analyses = make_analyses();
-  LocalRead local = read_local(t, opt, d, read, analyses);
-  RunResults res;
+  scan.analyses = make_analyses();
+  LocalRead local = read_local(t, opt, d, read, scan.analyses);
+  RunResults& res = scan.results;
   res.command_line = opt.command_line;
   gather_inputs(t, d, local.files, res);
   const std::vector<int32_t> rank_of_slot = agree_ranks(t, opt, d, local, res);
-  for (const auto& a : analyses) a->assign_ranks(rank_of_slot);
+  for (const auto& a : scan.analyses) a->assign_ranks(rank_of_slot);
   std::vector<CrossRankInput> cross_inputs = place_ranks(local, rank_of_slot, res);
   res.hosts = gather_hosts(t, res.ranks);
   if (res.total_ranks == 0 || (opt.strict && !res.failures.empty())) {
@@ -309,16 +310,55 @@ int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
       std::cerr << "straggler-scan: " << (res.total_ranks == 0 ? "no usable profile" : "--strict: some profiles failed")
                 << "; nothing written\n";
     }
-    return 2;
+    scan.status = 2;
+    return scan;
   }
   timings().mark("assign ranks");
   check_layout(opt, res.world, res.failures);  // the same answer on every process
-  const CrossRankResults cross = run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction);
-  apply_cross_rank(res, cross);
-  res.cross = &cross;
-  for (const auto& a : analyses) a->finish(t, res);
-  write_outputs(t, opt, res, analyses);
+  scan.cross = std::make_shared<const CrossRankResults>(
+      run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction));
+  apply_cross_rank(res, *scan.cross);
+  res.cross = scan.cross.get();  // the shared results stay where they are when the scan moves
+  for (const auto& a : scan.analyses) a->finish(t, res);
+  return scan;
+}
+
+void publish(Transport& t, const Scan& scan, const Options& opt) {
+  if (scan.status != 0) return;
+  write_outputs(t, opt, scan.results, scan.analyses);
+}
+
+int run_analysis(Transport& t, const Options& opt) {
+  if (opt.command == Options::Command::Report) return run_report(t, opt);
+  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_profile(path); });
+}
+
+int run_report(Transport& t, const Options& opt) {
+  timings().start();
+  // Process 0 reads the scan (the summary and the report are its alone); every process learns
+  // whether that worked, so none waits on a failed one.
+  Scan scan;
+  std::string error;
+  if (t.root()) {
+    try {
+      check_output_paths(opt);
+      check_outputs_not_inputs(opt, {opt.scan_file});
+      scan = load_scan(opt.scan_file);
+    } catch (const common::UsageError& e) {
+      error = e.what();
+    }
+  }
+  error = t.broadcast(error, 0);
+  if (!error.empty()) throw common::UsageError(error);
+  timings().mark("read the scan");
+  publish(t, scan, opt);
   return 0;
+}
+
+int run_analysis(Transport& t, const Options& opt, const ProfileReader& read) {
+  const Scan scan = analyse(t, opt, read);
+  publish(t, scan, opt);
+  return scan.status;
 }
 
 }  // namespace straggler

@@ -18,10 +18,61 @@ namespace straggler {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
+namespace {
+
+void record_command_line(int argc, char** argv, Options& out) {
+  for (int i = 0; i < argc; ++i) {
+    if (i) out.command_line += ' ';
+    out.command_line += argv[i];
+  }
+}
+
+// `straggler-scan report SCAN.h5 [--summary S.json]`: the arguments after "report".
+bool parse_report(int argc, char** argv, Options& out, bool silent) {
+  po::options_description visible(
+      "straggler-scan report: the report of a saved scan, without its profiles\n\n"
+      "Usage: [mpirun -n P] straggler-scan report SCAN.h5 [--summary OUT.json]\n"
+      "Prints the report the scan printed and writes its summary again, from the HDF5 it wrote.\n\nOptions");
+  visible.add_options()("help,h", "show this help")("summary", po::value(&out.summary),
+                                                    "also write the verdict as JSON (see docs)")(
+      "quiet,q", po::bool_switch(&out.quiet), "print only errors")(
+      "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
+      "under mpirun: seconds a process may give no sign of life before the job ends (0: forever)");
+  po::options_description hidden;
+  hidden.add_options()("scan", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scan", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw common::UsageError("report: " + common::printable(e.what()) + " (see report --help)");
+  }
+  if (vm.count("help")) {
+    if (!silent) std::cout << visible << "\n";
+    return false;
+  }
+  const auto scans = vm.count("scan") ? vm["scan"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (scans.size() != 1)
+    throw common::UsageError("report: give exactly one scan file (SCAN.h5), got " + std::to_string(scans.size()));
+  if (!(out.timeout_s >= 0)) throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
+  out.command = Options::Command::Report, out.scan_file = scans.front(), out.output.clear();
+  record_command_line(argc, argv, out);
+  return true;
+}
+
+}  // namespace
+
 bool parse_options(int argc, char** argv, Options& out, bool silent) {
+  // A subcommand is the first argument; a run directory named "report" is given as ./report.
+  if (argc >= 2 && std::string(argv[1]) == "report") return parse_report(argc, argv, out, silent);
   po::options_description visible(
       "straggler-scan: why is a distributed GPU training job slow?\n\n"
       "Usage: [mpirun -n P] straggler-scan RUN_DIR... [-o OUT.h5] [--summary OUT.json]\n"
+      "       [mpirun -n P] straggler-scan report SCAN.h5 [--summary OUT.json]   (the report of a saved scan)\n"
       "Alone it runs in one process without MPI; under mpirun (or srun) the profiles are spread over the\n"
       "processes.\n\nOptions");
   visible.add_options()("help,h", "show this help")("version", "show the version")(
@@ -91,10 +142,7 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
                                common::printable(out.iteration_marker) + "' (" + common::printable(e.what()) + ")");
     }
   }
-  for (int i = 0; i < argc; ++i) {
-    if (i) out.command_line += ' ';
-    out.command_line += argv[i];
-  }
+  record_command_line(argc, argv, out);
   return true;
 }
 
@@ -136,11 +184,11 @@ void check_one(const std::string& path, const char* what, const Options& opt) {
 }  // namespace
 
 void check_output_paths(const Options& opt) {
-  check_one(opt.output, "output", opt);
+  if (!opt.output.empty()) check_one(opt.output, "output", opt);  // none for `report`
   if (!opt.summary.empty()) check_one(opt.summary, "summary", opt);
   std::error_code ec;
-  if (!opt.summary.empty() && fs::weakly_canonical(fs::absolute(opt.summary), ec) ==
-                                  fs::weakly_canonical(fs::absolute(opt.output), ec))
+  if (!opt.summary.empty() && !opt.output.empty() &&
+      fs::weakly_canonical(fs::absolute(opt.summary), ec) == fs::weakly_canonical(fs::absolute(opt.output), ec))
     throw common::UsageError(common::printable(opt.summary) + ": summary and HDF5 output are the same file");
 }
 

@@ -1,5 +1,6 @@
 // Command line of straggler-scan.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,9 @@
 namespace straggler {
 
 struct Options {
+  // `straggler-scan report SCAN.h5`: print the report (and --summary) of a saved scan.
+  enum class Command : uint8_t { Scan, Report } command = Command::Scan;
+  std::string scan_file;            // report: the HDF5 of a scan
   std::vector<std::string> inputs;  // run directories or profile files
   std::string output = "straggler-scan.h5";
   std::string summary;              // --summary FILE.json ("" = none)

@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -244,6 +245,30 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
   print_root_causes(os, x, total_ranks);
 }
 
+// One line per rank (small runs only: at scale the highlights and the HDF5 say it).
+void print_rank_table(std::ostream& os, const RunSummaryInput& in, bool periodic, bool marked) {
+  os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
+                    "host", "gpu", "kernels", !periodic ? "step ms" : marked ? "step/unit" : "unit ms", "busy%",
+                    "nccl%", "expo%", "idle%", "gaps", "wait ms", "blame ms", "late%", "cause");
+  for (const auto& r : in.ranks)
+    os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
+                      r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
+                      pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
+                      pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.root_blame_ms, 100 * r.late_fraction,
+                      r.cause);
+  os << "(gaps: idle gaps over 1 ms; wait: time in collectives waiting for the last member; blame: peers' time "
+        "waiting for it, charged to the rank that started each chain of waits (root blame); late: share of its "
+        "collectives where it arrived last)\n";
+}
+
+// What this command wrote (a `report` writes no HDF5): the one line that differs between a scan and its report.
+void print_wrote(std::ostream& os, const Options& opt) {
+  std::vector<std::string> wrote;
+  for (const auto& f : {opt.output, opt.summary})
+    if (!f.empty()) wrote.push_back(printable(f));
+  if (!wrote.empty()) os << "\nwrote " << fmt::format("{}", fmt::join(wrote, " and ")) << "\n";
+}
+
 }  // namespace
 
 void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
@@ -310,25 +335,12 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   highlight(os, in, "most exposed NCCL", &RankRow::exposed_nccl_ms, "NCCL not overlapped by compute");
   highlight(os, in, "most sync", &RankRow::sync_ms, "host blocked in synchronize calls");
 
-  if (in.ranks.size() <= 64) {
-    os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
-                      "host", "gpu", "kernels", !periodic ? "step ms" : marked ? "step/unit" : "unit ms", "busy%",
-                      "nccl%", "expo%", "idle%", "gaps", "wait ms", "blame ms", "late%", "cause");
-    for (const auto& r : in.ranks)
-      os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
-                        r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
-                        pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
-                        pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.root_blame_ms, 100 * r.late_fraction,
-                        r.cause);
-    os << "(gaps: idle gaps over 1 ms; wait: time in collectives waiting for the last member; blame: peers' time "
-          "waiting for it, charged to the rank that started each chain of waits (root blame); late: share of its "
-          "collectives where it arrived last)\n";
-  }
+  if (in.ranks.size() <= 64) print_rank_table(os, in, periodic, marked);
   if (!in.failures.empty()) {
     os << fmt::format("\nskipped {}:\n", plural(in.failures.size(), "profile"));
     for (const auto& f : in.failures) os << "  " << failure_text(f) << "\n";
   }
-  os << "\nwrote " << printable(opt.output) << (opt.summary.empty() ? "" : " and " + printable(opt.summary)) << "\n";
+  print_wrote(os, opt);
 }
 
 }  // namespace straggler

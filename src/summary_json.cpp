@@ -113,12 +113,6 @@ void layout(JsonWriter& j, const CrossRankResults* x) {
   j.end_array().end_object();
 }
 
-void string_array(JsonWriter& j, const std::vector<std::string>& v) {
-  j.begin_array();
-  for (const auto& s : v) j.value(s);
-  j.end_array();
-}
-
 // The verdict tables, as declared in src/tables/cross_tables.hpp (empty without cross-rank results).
 void verdict_tables(JsonWriter& j, const CrossRankResults* x) {
   static const CrossRankResults none;
@@ -131,8 +125,7 @@ void verdict_tables(JsonWriter& j, const CrossRankResults* x) {
             }});
   const auto& links = r.verdict.slow_links;
   j.key("slow_links");
-  json_rows(j, tables::slow_links_table().materialize(links),
-            {{}, {}, {}, [&](JsonWriter& w, size_t i) { string_array(w.key("communicators"), links[i].communicators); }});
+  json_rows(j, tables::slow_links_table().materialize(links), {});
   // Only root causes: victims blocked by another hang are in the HDF5 /desync table.
   std::vector<DesyncRow> roots;
   std::copy_if(r.desync.begin(), r.desync.end(), std::back_inserter(roots), [](auto& d) { return d.root_cause; });
@@ -162,8 +155,7 @@ void change_points(JsonWriter& j, const CrossRankResults* x) {
   static const std::vector<collectives::JobChangePoint> none;
   const auto& cps = x ? x->verdict.change_points : none;
   j.key("change_points");
-  json_rows(j, tables::change_points_table().materialize(cps),
-            {{}, {}, {}, [&](JsonWriter& w, size_t i) { w.key("explanation").value(cps[i].explanation); }});
+  json_rows(j, tables::change_points_table().materialize(cps), {});
 }
 
 // Additions beyond the contract.

@@ -133,9 +133,18 @@ struct Column {
   // Member columns only (computed ones are derived, not shipped): packing between processes.
   std::function<void(const Row&, ByteWriter&)> put;
   std::function<void(ByteReader&, Row&)> get;
+  // Reading back (a saved scan, src/scan_load.hpp): sets the row's member from row `row` of the
+  // column as read from a file. Member columns have it; a computed column has it only where its
+  // declaration says how (computed(...).reads(...)), else its value is derived again.
+  std::function<void(const ColumnData&, size_t, Row&)> load;
   // What docs/hdf5-layout.md says of it, where more than the HDF5 description: col(...).doc("...").
   Column doc(std::string text) && {
     info.doc = std::move(text);
+    return std::move(*this);
+  }
+  template <class F>
+  Column reads(F f) && {
+    load = std::move(f);
     return std::move(*this);
   }
 };
@@ -161,6 +170,27 @@ void append_value(ColumnData& c, const T& v) {
   }
 }
 
+// Row `row` of `c` into `out` (the inverse of append_value).
+template <class T>
+void load_value(const ColumnData& c, size_t row, T& out) {
+  if constexpr (is_vector<T>::value || is_array<T>::value) {
+    using E = stored_t<typename T::value_type>;
+    const auto& in = std::get<std::vector<E>>(c.values);
+    size_t from = 0, to = 0;
+    if (c.info.shape == Shape::Ragged) from = size_t(c.offsets.at(row)), to = size_t(c.offsets.at(row + 1));
+    else from = row * c.width, to = from + c.width;
+    if (to > in.size() || from > to) throw std::out_of_range(c.info.name + ": row " + std::to_string(row) + " out of range");
+    if constexpr (is_vector<T>::value) {
+      out.assign(in.begin() + long(from), in.begin() + long(to));
+    } else {
+      if (to - from != out.size()) throw std::out_of_range(c.info.name + ": width differs from the declaration");
+      for (size_t i = 0; i < out.size(); ++i) out[i] = typename T::value_type(in[from + i]);
+    }
+  } else {
+    out = T(std::get<std::vector<stored_t<T>>>(c.values).at(row));
+  }
+}
+
 template <class T>
 ColumnInfo info_for(std::string name, std::string unit, std::string description) {
   ColumnInfo i{std::move(name), ColumnType::F64, std::move(unit), std::move(description), Shape::Scalar, "", 0, ""};
@@ -180,21 +210,32 @@ ColumnInfo info_for(std::string name, std::string unit, std::string description)
 // (matrix). Shipped between processes as is.
 template <class Row, class T>
 Column<Row> col(std::string name, T Row::*m, std::string unit = "", std::string description = "") {
-  Column<Row> c{detail::info_for<T>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}};
+  Column<Row> c{detail::info_for<T>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}, {}};
   c.append = [m](const Row& r, ColumnData& d) { detail::append_value(d, r.*m); };
   c.put = [m](const Row& r, ByteWriter& w) { straggler::put(w, r.*m); };
   c.get = [m](ByteReader& b, Row& r) { straggler::get_into(b, r.*m); };
+  c.load = [m](const ColumnData& d, size_t row, Row& r) { detail::load_value(d, row, r.*m); };
   return c;
 }
 
-// An enum member written as its name (a string column), shipped as its integer.
+// An enum member written as its name (a string column), shipped as its integer; read back by
+// name over its `count` codes 0..count-1 (a name no code has is an error).
 template <class Row, class E, class NameFn>
-Column<Row> enum_col(std::string name, E Row::*m, NameFn name_of, std::string description = "") {
+Column<Row> enum_col(std::string name, E Row::*m, NameFn name_of, int count, std::string description = "") {
   static_assert(std::is_enum_v<E> || std::is_integral_v<E>);
-  Column<Row> c{detail::info_for<std::string>(std::move(name), "", std::move(description)), {}, {}, {}};
+  Column<Row> c{detail::info_for<std::string>(std::move(name), "", std::move(description)), {}, {}, {}, {}};
   c.append = [m, name_of](const Row& r, ColumnData& d) { detail::append_value(d, std::string(name_of(r.*m))); };
   c.put = [m](const Row& r, ByteWriter& w) { w.pod(r.*m); };
   c.get = [m](ByteReader& b, Row& r) { r.*m = b.pod<E>(); };
+  c.load = [m, name_of, count](const ColumnData& d, size_t row, Row& r) {
+    const std::string& s = std::get<std::vector<std::string>>(d.values).at(row);
+    for (int code = 0; code < count; ++code)
+      if (s == name_of(E(code))) {
+        r.*m = E(code);
+        return;
+      }
+    throw std::runtime_error(d.info.name + ": unknown value \"" + s + "\"");
+  };
   return c;
 }
 
@@ -203,7 +244,7 @@ Column<Row> enum_col(std::string name, E Row::*m, NameFn name_of, std::string de
 template <class Row, class F>
 Column<Row> computed(std::string name, F f, std::string unit = "", std::string description = "") {
   using T = std::decay_t<std::invoke_result_t<F, const Row&>>;
-  Column<Row> c{detail::info_for<T>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}};
+  Column<Row> c{detail::info_for<T>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}, {}};
   c.append = [f](const Row& r, ColumnData& d) { detail::append_value(d, f(r)); };
   return c;
 }
@@ -213,7 +254,7 @@ Column<Row> computed(std::string name, F f, std::string unit = "", std::string d
 template <class Row, class F>
 Column<Row> matrix(std::string name, std::string width_doc, F f, std::string unit = "", std::string description = "") {
   using V = std::decay_t<std::invoke_result_t<F, const Row&>>;
-  Column<Row> c{detail::info_for<V>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}};
+  Column<Row> c{detail::info_for<V>(std::move(name), std::move(unit), std::move(description)), {}, {}, {}, {}};
   c.info.shape = Shape::Matrix, c.info.width_doc = std::move(width_doc);
   c.append = [f](const Row& r, ColumnData& d) { detail::append_value(d, f(r)); };
   return c;
@@ -246,6 +287,28 @@ struct Table {
       for (const auto& r : rows) d.row_ranks.push_back(rank_of(r));
     }
     return d;
+  }
+
+  // The rows of a table read back from a file (read_table, src/h5_read_tables.hpp): every column
+  // that can be read back sets its part of each row; a column missing from `d` is an error.
+  std::vector<Row> rows_of(const TableData& d) const {
+    std::vector<const ColumnData*> in;
+    uint64_t n = 0;
+    for (const auto& c : columns) {
+      const ColumnData* found = nullptr;
+      for (const auto& x : d.columns)
+        if (x.info.name == c.info.name) found = &x;
+      if (!found) throw std::runtime_error(path + "/" + c.info.name + ": not in the file");
+      in.push_back(found);
+      if (c.load) n = std::max(n, found->rows());
+    }
+    std::vector<Row> rows(n);
+    for (size_t k = 0; k < columns.size(); ++k)
+      if (columns[k].load) {
+        if (in[k]->rows() != n) throw std::runtime_error(path + "/" + columns[k].info.name + ": row count differs");
+        for (size_t i = 0; i < n; ++i) columns[k].load(*in[k], i, rows[i]);
+      }
+    return rows;
   }
 
   // Ships whole rows (every member column; computed ones are derived from them), after a schema

@@ -21,12 +21,32 @@ struct Row {
 Table<Row> table() {
   return {"/t", "test rows", Distribution::ByRank,
           {col("rank", &Row::rank), col("host", &Row::host), col("peers", &Row::peers),
-           enum_col("color", &Row::color, color_name),
+           enum_col("color", &Row::color, color_name, 2),
            computed<Row>("wait_ms", [](const Row& r) { return r.wait_ns / 1e6; }, "ms", "waits")},
           [](const Row& r) { return r.rank; }};
 }
 const std::vector<Row> kRows = {{3, "a", 2e6, {1, 2}, Color::Blue}, {5, "b", 0, {}, Color::Red}};
 }  // namespace
+
+TEST(Tables, RowsReadBackAreTheRowsMaterialized) {
+  // What a file gives back (TableData) is turned into the same rows: scalars, ragged lists and
+  // enums by name; computed columns are derived, not read.
+  const auto rows = table().rows_of(table().materialize(kRows));
+  ASSERT_EQ(rows.size(), kRows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].rank, kRows[i].rank);
+    EXPECT_EQ(rows[i].host, kRows[i].host);
+    EXPECT_EQ(rows[i].peers, kRows[i].peers);
+    EXPECT_EQ(rows[i].color, kRows[i].color);
+    EXPECT_EQ(rows[i].wait_ns, 0.0);  // computed: not read back
+  }
+  TableData broken = table().materialize(kRows);
+  std::get<std::vector<std::string>>(broken.column("color").values)[1] = "green";
+  EXPECT_THROW(table().rows_of(broken), std::runtime_error);
+  broken.columns.pop_back();  // wait_ms
+  broken.columns.erase(broken.columns.begin());  // rank
+  EXPECT_THROW(table().rows_of(broken), std::runtime_error);
+}
 
 TEST(Tables, MaterializesScalarRaggedEnumAndComputedColumns) {
   TableData d = table().materialize(kRows);

@@ -19,7 +19,11 @@ class Clock : public Analysis {
     t.attributes = {{"max_offset_ms", x.clock.max_offset_ns / 1e6},
                     {"residual_ms", x.clock.residual_ns / 1e6},
                     {"violations_before", x.clock.violations_before},
-                    {"violations_after", x.clock.violations_after}};
+                    {"violations_after", x.clock.violations_after},
+                    {"matched_ops", x.clock.ops},
+                    {"unaligned_ranks", int64_t(x.clock.unaligned_ranks)},
+                    {"distrusted_edges", x.clock.distrusted_edges},
+                    {"not_corrected_because", x.clock.rejected}};
     out.tables.push_back(std::move(t));
   }
 };

@@ -46,7 +46,14 @@ class Collectives : public Analysis {
       ops += c.matched_ops, arrivals += c.matched_ops * int64_t(c.ranks.size());
       for (int32_t r : c.ranks) members.push_back({r});
     }
-    out.tables.push_back(communicators_table().materialize(comms));
+    TableData table = communicators_table().materialize(comms);
+    table.attributes = {{"exchange_bytes", x.bytes_exchanged_total}};  // sent between processes, all together
+    out.tables.push_back(std::move(table));
+    std::vector<LayoutRow> layout;
+    if (const auto& l = x.layout; l.layout)
+      layout.push_back({l.layout->tp, l.layout->pp, l.layout->dp, topology::rank_order_name(l.layout->order), l.source,
+                        l.how, l.consistency, l.notes});
+    out.tables.push_back(layout_table().materialize(layout));
     out.tables.push_back(members_table().materialize(members));
     out.streamed.push_back(op_tables(x, comms));
     std::vector<CollectiveHistogramBin> bins(ranks::LogHistogram::kBins);

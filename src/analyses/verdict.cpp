@@ -32,7 +32,12 @@ class Verdict : public Analysis {
   void tables(const RunResults& res, ResultTables& out) const override {
     if (!res.cross) return;
     const CrossRankResults& x = *res.cross;
-    out.tables.push_back(stragglers_table().materialize(x.verdict.stragglers));
+    TableData stragglers = stragglers_table().materialize(x.verdict.stragglers);
+    // How much evidence the verdict had (consistency.hpp): "too short" is decided from these.
+    stragglers.attributes = {{"judged_iterations", x.verdict.judged_iterations},
+                             {"compared_ranks", x.verdict.compared_ranks},
+                             {"needed_iterations", x.verdict.needed_iterations}};
+    out.tables.push_back(std::move(stragglers));
     out.tables.push_back(slow_links_table().materialize(x.verdict.slow_links));
     out.tables.push_back(iteration_matrices(x));
     std::vector<JobStepRow> job;

@@ -4,6 +4,18 @@ namespace straggler::tables {
 namespace {
 std::string collective(collectives::CollectiveType t) { return collectives::collective_name(t); }
 double ms(int64_t ns) { return double(ns) / 1e6; }
+// The type a collective's name stands for (read back: the inverse of collective()).
+collectives::CollectiveType collective_type(const std::string& name) {
+  for (int code = 0; code <= int(collectives::CollectiveType::Unknown); ++code)
+    if (name == collectives::collective_name(collectives::CollectiveType(code))) return collectives::CollectiveType(code);
+  return collectives::CollectiveType::Unknown;
+}
+template <class T>
+T cell(const ColumnData& d, size_t row) {
+  T v{};
+  detail::load_value(d, row, v);
+  return v;
+}
 }  // namespace
 
 const Table<CommunicatorRow>& communicators_table() {
@@ -12,19 +24,38 @@ const Table<CommunicatorRow>& communicators_table() {
       "/collectives/communicators",
       "one row per inferred communicator (communicators.hpp)",
       Distribution::Replicated,
-      {computed<C>("name", [](const C& c) { return c.comm.name; }),
-       computed<C>("collective", [](const C& c) { return collective(c.comm.type); }).doc("type of its first op"),
-       computed<C>("size", [](const C& c) { return int32_t(c.comm.ranks.size()); }).doc("members"),
-       computed<C>("matched_ops", [](const C& c) { return c.comm.matched_ops; }).doc("ops matched across all members"),
+      {computed<C>("name", [](const C& c) { return c.comm.name; })
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.name = cell<std::string>(d, i); }),
+       computed<C>("collective", [](const C& c) { return collective(c.comm.type); })
+           .doc("type of its first op")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.type = collective_type(cell<std::string>(d, i)); }),
+       computed<C>("size", [](const C& c) { return int32_t(c.comm.ranks.size()); })
+           .doc("members")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.size = cell<int32_t>(d, i); }),
+       computed<C>("matched_ops", [](const C& c) { return c.comm.matched_ops; })
+           .doc("ops matched across all members")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.matched_ops = cell<int64_t>(d, i); }),
        computed<C>("median_transfer_ms", [](const C& c) { return c.comm.median_transfer_ns / 1e6; }, "ms")
-           .doc("median transfer time of its ops"),
+           .doc("median transfer time of its ops")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.median_transfer_ns = cell<double>(d, i) * 1e6; }),
        computed<C>("mismatch_seq", [](const C& c) { return c.comm.mismatch_seq; }, "",
                    "first op whose members disagree (-1: none)")
-           .doc("first op whose members issued different collective types (-1: none)"),
-       computed<C>("mismatch", [](const C& c) { return c.comm.mismatch; }).doc("what differed"),
+           .doc("first op whose members issued different collective types (-1: none)")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.mismatch_seq = cell<int64_t>(d, i); }),
+       computed<C>("mismatch", [](const C& c) { return c.comm.mismatch; })
+           .doc("what differed")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.mismatch = cell<std::string>(d, i); }),
        col("op_offset", &C::op_offset, "", "first row in /collectives/ops"),
        col("member_offset", &C::member_offset, "", "first row in /collectives/members"),
-       col("arrival_offset", &C::arrival_offset, "", "first element in /collectives/arrival_ns (ops x size, op-major)")}};
+       col("arrival_offset", &C::arrival_offset, "", "first element in /collectives/arrival_ns (ops x size, op-major)"),
+       computed<C>("member_ops", [](const C& c) { return std::vector<int64_t>(c.comm.member_ops.begin(), c.comm.member_ops.end()); },
+                   "", "ops each member completed, in member order")
+           .reads([](const ColumnData& d, size_t i, C& c) {
+             const auto v = cell<std::vector<int64_t>>(d, i);
+             c.comm.member_ops.assign(v.begin(), v.end());
+           }),
+       computed<C>("p2p", [](const C& c) { return uint8_t(c.comm.p2p); }, "", "1: a pipeline (p2p) link")
+           .reads([](const ColumnData& d, size_t i, C& c) { c.comm.p2p = cell<uint8_t>(d, i) != 0; })}};
   return t;
 }
 
@@ -102,18 +133,24 @@ const Table<collectives::Straggler>& stragglers_table() {
                           "one row per straggler, most blamed first",
                           Distribution::Replicated,
                           {col("rank", &S::rank), col("host", &S::host),
-                           enum_col("cause", &S::cause, collectives::cause_name),
+                           enum_col("cause", &S::cause, collectives::cause_name, int(collectives::Cause::Unknown) + 1),
                            col("evidence", &S::evidence), col("blame_ms", &S::blame_ms, "ms"),
                            col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
                            col("late_fraction", &S::late_fraction), col("score", &S::score),
                            col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown"),
-                           enum_col("cause_detail", &S::cause_detail, ranks::finding_name,
+                           enum_col("cause_detail", &S::cause_detail, ranks::finding_name, ranks::kFindingCount + 1,
                                     "host_delay refined by its costliest host-side finding (\"\": none)"),
                            computed<S>("findings", [](const S& s) {
                              std::vector<std::string> v;
                              for (auto f : s.findings) v.push_back(ranks::finding_name(f));
                              return v;
-                           }, "", "findings that set it apart from its peers (/findings), costliest first")}};
+                           }, "", "findings that set it apart from its peers (/findings), costliest first")
+                               .reads([](const ColumnData& d, size_t row, S& s) {
+                                 std::vector<std::string> names;
+                                 detail::load_value(d, row, names);
+                                 for (const auto& n : names)
+                                   if (auto f = ranks::finding_from_name(n)) s.findings.push_back(*f);
+                               })}};
   return t;
 }
 
@@ -122,7 +159,7 @@ const Table<ranks::RankFinding>& findings_table() {
   static const Table<F> t{"/findings",
                           "root-cause findings (ranks/findings.hpp, collectives/root_causes.hpp): one row per rank and finding",
                           Distribution::Replicated,
-                          {col("rank", &F::rank), enum_col("finding", &F::finding, ranks::finding_name),
+                          {col("rank", &F::rank), enum_col("finding", &F::finding, ranks::finding_name, ranks::kFindingCount + 1),
                            col("severity", &F::severity).doc("the signature's measured value over its threshold (>= 1)"),
                            col("cost_ms_per_step", &F::cost_ms_per_step, "ms", "time it costs per steady step"),
                            col("evidence", &F::evidence),
@@ -136,7 +173,8 @@ const Table<collectives::SlowLink>& slow_links_table() {
                           "one row per slow host link",
                           Distribution::Replicated,
                           {col("hosts", &L::hosts).doc("the link's hosts (e.g. `node-00`, `node-01`)"), col("collective", &L::collective),
-                           col("slowdown", &L::slowdown).doc("its transfers' time over their peers'")}};
+                           col("slowdown", &L::slowdown).doc("its transfers' time over their peers'"),
+                           col("communicators", &L::communicators).doc("the communicators whose transfers were slow")}};
   return t;
 }
 
@@ -146,7 +184,9 @@ const Table<DesyncRow>& desync_table() {
       "/desync",
       "one row per communicator whose members stopped at different ops",
       Distribution::Replicated,
-      {col("communicator", &D::communicator), computed<D>("collective", [](const D& d) { return collective(d.type); }),
+      {col("communicator", &D::communicator),
+       computed<D>("collective", [](const D& d) { return collective(d.type); })
+           .reads([](const ColumnData& c, size_t i, D& d) { d.type = collective_type(cell<std::string>(c, i)); }),
        col("seq", &D::seq)
            .doc("first op not every member reached, counted per communicator (for a pipeline link `pp-N:s-t`, that "
                 "link's ops; see `group_seq`)"),
@@ -203,7 +243,22 @@ const Table<collectives::JobChangePoint>& change_points_table() {
                           Distribution::Replicated,
                           {col("iteration", &P::iteration).doc("an iteration number (as in `number`, not a matrix row)"),
                            col("before_ms", &P::before_ms, "ms"), col("after_ms", &P::after_ms, "ms"),
-                           col("culprit_ranks", &P::culprit_ranks).doc("ranks whose step time changed (verdict.hpp)")}};
+                           col("culprit_ranks", &P::culprit_ranks).doc("ranks whose step time changed (verdict.hpp)"),
+                           col("explanation", &P::explanation).doc("what the verdict makes of the change")}};
+  return t;
+}
+
+const Table<LayoutRow>& layout_table() {
+  using L = LayoutRow;
+  static const Table<L> t{"/layout",
+                          "the parallel layout, given with --layout or inferred (communicators.hpp); no row when unknown",
+                          Distribution::Replicated,
+                          {col("tp", &L::tp), col("pp", &L::pp), col("dp", &L::dp),
+                           col("order", &L::order).doc("rank order: `tp-dp-pp` or `tp-pp-dp` (topology/layout.hpp)"),
+                           col("source", &L::source).doc("`given` or `inferred`"),
+                           col("consistency", &L::consistency).doc("share of communicators that are groups of the layout"),
+                           col("how", &L::how).doc("what it was inferred from"),
+                           col("notes", &L::notes).doc("what the data could not decide; disagreements with --layout")}};
   return t;
 }
 

@@ -10,6 +10,13 @@ namespace straggler::tables {
 struct CommunicatorRow {
   CommSummary comm;
   int64_t op_offset = 0, member_offset = 0, arrival_offset = 0;  // first row of its ops, members, arrivals
+  int32_t size = 0;  // read back only: members (comm.ranks is restored from /collectives/members)
+};
+struct LayoutRow {  // collectives::LayoutFinding with a layout
+  int32_t tp = 1, pp = 1, dp = 1;
+  std::string order, source, how;
+  double consistency = 0;
+  std::vector<std::string> notes;
 };
 struct MemberRow {
   int32_t rank = -1;
@@ -50,5 +57,6 @@ const Table<DesyncRow>& capture_ended_table();
 const Table<IterationMatrixRow>& iteration_matrices_table();
 const Table<JobStepRow>& job_step_table();
 const Table<collectives::JobChangePoint>& change_points_table();
+const Table<LayoutRow>& layout_table();
 
 }  // namespace straggler::tables

@@ -1,6 +1,7 @@
-// Reading an output file in tests through the HDF5 C API (not h5dump text): 1-D numeric and string
-// datasets, attributes, and the list of objects. Serial open with the default file access list.
-// Every failure throws std::runtime_error naming the file and object.
+// Reading an HDF5 file back through the HDF5 C API: 1-D numeric and string datasets, 2-D numeric
+// ones, attributes, and the list of objects. Serial open with the default file access list, read-only.
+// Every failure throws std::runtime_error naming the file and object. Used by `straggler-scan report`
+// (src/scan_load.cpp) and by the tests.
 #pragma once
 
 #include <hdf5.h>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace h5read {
@@ -82,12 +84,14 @@ hid_t native() {
   if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
   else if constexpr (std::is_same_v<T, int64_t>) return H5T_NATIVE_INT64;
   else if constexpr (std::is_same_v<T, uint64_t>) return H5T_NATIVE_UINT64;
-  else static_assert(sizeof(T) == 0, "read as double, int64_t or uint64_t");
+  else if constexpr (std::is_same_v<T, int32_t>) return H5T_NATIVE_INT32;
+  else if constexpr (std::is_same_v<T, uint8_t>) return H5T_NATIVE_UINT8;
+  else static_assert(sizeof(T) == 0, "read as double, int64_t, uint64_t, int32_t or uint8_t");
 }
 
 }  // namespace detail
 
-// A 1-D numeric dataset, converted by HDF5 to T (double, int64_t or uint64_t).
+// A 1-D numeric dataset, converted by HDF5 to T (double, int64_t, uint64_t, int32_t or uint8_t).
 template <class T = double>
 std::vector<T> numbers(const std::string& file, const std::string& path) {
   auto f = detail::open_file(file);
@@ -98,6 +102,36 @@ std::vector<T> numbers(const std::string& file, const std::string& path) {
   if (!v.empty())
     detail::check(H5Dread(d, detail::native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, "cannot read " + path);
   return v;
+}
+
+// A 2-D numeric dataset (rows x width), row-major, with its width; a 1-D one is one row.
+template <class T = double>
+std::pair<std::vector<T>, size_t> matrix(const std::string& file, const std::string& path) {
+  auto f = detail::open_file(file);
+  detail::Id d(H5Dopen2(f, path.c_str(), H5P_DEFAULT), H5Dclose);
+  detail::check(d >= 0, "no dataset " + path + " in " + file);
+  detail::Id space(H5Dget_space(d), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  detail::check(rank == 1 || rank == 2, path + " is not 1-D or 2-D");
+  hsize_t dims[2] = {0, 1};
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  const size_t width = rank == 2 ? size_t(dims[1]) : size_t(dims[0]);
+  std::vector<T> v(size_t(dims[0]) * size_t(rank == 2 ? dims[1] : 1));
+  if (!v.empty())
+    detail::check(H5Dread(d, detail::native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, "cannot read " + path);
+  return {std::move(v), width};
+}
+
+// Whether the object (group or dataset) at `path` exists; its parent groups must.
+inline bool exists(const std::string& file, const std::string& path) {
+  auto f = detail::open_file(file);
+  return H5Lexists(f, path.c_str(), H5P_DEFAULT) > 0;
+}
+
+// Whether `name` is an attribute of the object at `path`.
+inline bool has_attribute(const std::string& file, const std::string& path, const std::string& name) {
+  auto f = detail::open_file(file);
+  return H5Aexists_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT) > 0;
 }
 
 // A 1-D string dataset.
@@ -149,6 +183,19 @@ inline std::string string_attribute(const std::string& file, const std::string& 
                                 [&](hid_t mem, void* buf) { return H5Aread(a, mem, buf); });
   detail::check(v.size() == 1, name + " is not a single string");
   return v[0];
+}
+
+// A string-list attribute (or a single string, as a list of one).
+inline std::vector<std::string> string_list_attribute(const std::string& file, const std::string& path,
+                                                      const std::string& name) {
+  auto f = detail::open_file(file);
+  detail::Id a(H5Aopen_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  detail::check(a >= 0, "no attribute " + name + " on " + path + " in " + file);
+  detail::Id space(H5Aget_space(a), H5Sclose);
+  detail::Id type(H5Aget_type(a), H5Tclose);
+  const size_t n = detail::count_of(space, name);
+  if (n == 0) return {};
+  return detail::read_strings(type, n, name, [&](hid_t mem, void* buf) { return H5Aread(a, mem, buf); });
 }
 
 // Every group and dataset in the file, as absolute paths ("/ranks", "/ranks/rank", ...).

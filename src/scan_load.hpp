@@ -1,0 +1,16 @@
+// A scan read back from the HDF5 file it wrote (`straggler-scan report SCAN.h5`): the rows and the
+// cross-rank results that the summary and the report are made from, restored from the declared
+// tables (src/table_read.hpp) and their group attributes. The per-op tables are not read: nothing
+// the report says needs them.
+#pragma once
+#include <string>
+
+#include "driver.hpp"
+
+namespace straggler {
+
+// Throws common::UsageError, one line naming the file: unreadable, not a straggler-scan file, or
+// written with another format version (tables::kFormatVersion).
+Scan load_scan(const std::string& path);
+
+}  // namespace straggler
