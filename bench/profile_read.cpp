@@ -14,8 +14,7 @@
 int main(int argc, char** argv) {
   if (argc != 2) return std::fprintf(stderr, "usage: profile_read FILE\n"), 2;
   auto t0 = std::chrono::steady_clock::now();
-  auto tls = ranks::read_profile(argv[1]);
-  for (auto& tl : tls) collectives::annotate_nccl(tl);
+  auto tls = collectives::read_annotated(argv[1]);
   auto t1 = std::chrono::steady_clock::now();
   size_t kernels = 0;
   double busy = 0;

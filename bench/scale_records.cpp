@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/nccl_annotate.hpp"
 #include "driver.hpp"
 #include "transport.hpp"
 
@@ -133,7 +134,9 @@ int run(straggler::Transport& t, const Job& job, int ranks, int64_t ops_per_rank
   const auto t0 = std::chrono::steady_clock::now();
   const int status = straggler::run_analysis(t, opt, [&](const std::string& path) {
     const std::string name = fs::path(path).stem().string();
-    return std::vector<ranks::RankTimeline>{synthesize(job, std::stoi(name.substr(5)), path)};
+    std::vector<ranks::RankTimeline> tls{synthesize(job, std::stoi(name.substr(5)), path)};
+    collectives::annotate_nccl(tls.front());  // what the driver's reader does after any format
+    return tls;
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rusage ru{};

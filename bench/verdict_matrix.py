@@ -181,6 +181,19 @@ def scan_cmd(a, run_dir, summary, h5, layout=None):
     return cmd + (["--layout", layout] if layout else [])
 
 
+def report_check(a, summary, h5, res):
+    """`straggler-scan report` on the scan's HDF5, alone and with 3 processes: the same summary, byte
+    for byte (issue 19)."""
+    for np_ in (1, 3):
+        again = summary + f".report{np_}.json"
+        launcher = [] if np_ == 1 else ["mpirun", "--oversubscribe", "-n", str(np_)]
+        rc, err = sh(launcher + [a.scan_bin, "report", h5, "-q", "--summary", again])
+        if rc != 0:
+            res["msgs"].append(f"report (-n {np_}) exit {rc}: {err[0]}")
+        elif open(again, "rb").read() != open(summary, "rb").read():
+            res["msgs"].append(f"report (-n {np_}): the summary differs from the scan's")
+
+
 def sh(cmd, timeout=900):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     return p.returncode, (p.stderr or p.stdout).strip().splitlines()[-1:] or [""]
@@ -314,6 +327,8 @@ def execute(a, run):
         if rc != 0:
             res["msgs"].append(f"straggler-scan exit {rc}: {err[0]}")
             return res
+        if a.report_check:
+            report_check(a, summary, h5, res)
         with open(summary) as f:
             s = json.load(f)
         res["found"], res["missed"], res["false"], msgs = check(truth, s, run.get("expect_extra", ()))
@@ -432,6 +447,8 @@ def main():
     p.add_argument("--runs", metavar="I,J,...", help="only the runs of these indexes (as printed)")
     p.add_argument("--workdir", default=tempfile.gettempdir(), help="where runs are generated (deleted after)")
     p.add_argument("--keep-failed", action="store_true", help="keep the folders of failing runs")
+    p.add_argument("--report-check", action="store_true",
+                   help="also run `straggler-scan report` on each scan's HDF5 (1 and 3 processes) and compare the summaries")
     a = p.parse_args()
     for b in (a.scan_bin, a.sim_bin):
         if not os.access(b, os.X_OK):

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/nccl_kernel.hpp"
+#include "ranks/profile_reader.hpp"
 
 namespace collectives {
 namespace {
@@ -107,6 +108,13 @@ void annotate_nccl(RankTimeline& tl) {
   const RangesByThread ranges = mark_ranges(tl);
   link_launches(tl, ranges);
   classify_unmatched(tl, ranges);
+  tl.nccl_annotated = true;
+}
+
+std::vector<RankTimeline> read_annotated(const std::string& path) {
+  auto timelines = ranks::read_profile(path);
+  for (auto& tl : timelines) annotate_nccl(tl);
+  return timelines;
 }
 
 }  // namespace collectives

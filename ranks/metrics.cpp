@@ -5,6 +5,7 @@
 #include "ranks/metrics.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "ranks/intervals.hpp"
@@ -105,6 +106,9 @@ void add_copies_and_syncs(const RankTimeline& tl, const Span& scope, RankMetrics
 }  // namespace
 
 RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt) {
+  if (!tl.nccl_annotated || tl.kernels.is_nccl.size() != tl.kernels.size() || tl.kernels.nccl_api.size() != tl.kernels.size())
+    throw std::invalid_argument(tl.file + ": per-rank metrics of a timeline that was not annotated "
+                                "(collectives::annotate_nccl, or read it with collectives::read_annotated)");
   RankMetrics m;
   const auto& k = tl.kernels;
   const auto& c = tl.copies;

@@ -156,8 +156,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
     if (owner[f] != t.rank()) continue;
     FileInfo info{f, false, "", {}, 0};
     try {
-      auto timelines = read(d.files[f].path);
-      for (auto& tl : timelines) collectives::annotate_nccl(tl);
+      auto timelines = read(d.files[f].path);  // annotated: compute_metrics refuses it otherwise
       info.ok = true, info.source = timelines.front().source, info.processes = int32_t(timelines.size());
       for (size_t i = 0; i < timelines.size(); ++i) {
         auto& tl = timelines[i];
@@ -330,7 +329,7 @@ void publish(Transport& t, const Scan& scan, const Options& opt) {
 
 int run_analysis(Transport& t, const Options& opt) {
   if (opt.command == Options::Command::Report) return run_report(t, opt);
-  return run_analysis(t, opt, [](const std::string& path) { return ranks::read_profile(path); });
+  return run_analysis(t, opt, [](const std::string& path) { return collectives::read_annotated(path); });
 }
 
 int run_report(Transport& t, const Options& opt) {

@@ -8,8 +8,4 @@
 #include "collectives/nccl_annotate.hpp"
 #include "ranks/profile_reader.hpp"
 
-inline std::vector<ranks::RankTimeline> read_annotated(const std::string& path) {
-  auto tls = ranks::read_profile(path);
-  for (auto& tl : tls) collectives::annotate_nccl(tl);
-  return tls;
-}
+using collectives::read_annotated;  // the library's: read, then annotated

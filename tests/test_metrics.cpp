@@ -147,3 +147,29 @@ TEST(StringTable, CopyIndexesItsOwnStrings) {
   ranks::StringTable moved = std::move(copy);
   EXPECT_EQ(moved.intern("flash_fwd_kernel_with_a_name_longer_than_small_string_buffers"), 1u);
 }
+
+// A timeline straight from a reader has no NCCL meaning yet (collectives::annotate_nccl fills
+// is_nccl and nccl_api): metrics refuse it with a clear error instead of reading columns that are
+// not there.
+TEST(Metrics, RefuseATimelineThatWasNotAnnotated) {
+  RankTimeline raw;  // as a reader leaves it: raw facts only
+  raw.file = "rank_3.sqlite";
+  auto& k = raw.kernels;
+  for (int64_t i = 0; i < 4; ++i) {
+    k.start.push_back(i * 100), k.end.push_back(i * 100 + 50), k.stream.push_back(7);
+    k.name.push_back(raw.names.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+    k.launch.push_back(kNoTime), k.launch_tid.push_back(0), k.launch_dur.push_back(0);
+  }
+  try {
+    compute_metrics(raw);
+    FAIL() << "metrics of an unannotated timeline";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank_3.sqlite: per-rank metrics of a timeline that was not annotated"),
+              std::string::npos) << e.what();
+  }
+  raw.nccl_annotated = true;  // a flag alone is not enough: the columns must be there
+  EXPECT_THROW(compute_metrics(raw), std::invalid_argument);
+  Builder b;  // annotated by hand: each kernel says whether it is NCCL's
+  b.kernel(0, 100, "gemm", false);
+  EXPECT_NO_THROW(compute_metrics(b.tl));
+}

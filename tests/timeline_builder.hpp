@@ -6,7 +6,12 @@
 namespace ranks {
 
 struct TimelineBuilder {
-  RankTimeline tl;
+  RankTimeline tl = annotated();  // by hand: each kernel says whether it is NCCL's
+  static RankTimeline annotated() {
+    RankTimeline t;
+    t.nccl_annotated = true;
+    return t;
+  }
   void kernel(int64_t s, int64_t e, const char* name, bool nccl, int stream = 7, int64_t launch = kNoTime,
               uint32_t launch_dur = 0) {
     auto& k = tl.kernels;

@@ -2,6 +2,9 @@
 // calls and their threads, annotation ranges with their domain): a format-independent pass run
 // after any reader, so that no reader needs to know NCCL.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "ranks/timeline.hpp"
 
 namespace collectives {
@@ -20,5 +23,10 @@ namespace collectives {
 //    NCCL's (pending_ops infers that from the launch sequence);
 //  * nccl_launch_apis: the launch calls that issued completed NCCL kernels.
 void annotate_nccl(ranks::RankTimeline& tl);
+
+// A profile as every analysis sees it: read by the reader its first bytes pick
+// (ranks::read_profile), then annotated. The one way the driver reads; meaning after reading is
+// not a step a caller can forget (compute_metrics refuses a timeline that skipped it).
+std::vector<ranks::RankTimeline> read_annotated(const std::string& path);
 
 }  // namespace collectives

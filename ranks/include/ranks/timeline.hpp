@@ -140,6 +140,9 @@ struct RankTimeline {
   std::vector<std::pair<uint32_t, uint32_t>> launch_calls;
 
   // Annotations (collectives::annotate_nccl):
+  // Set by the pass once it has filled every annotation column; compute_metrics refuses a timeline
+  // without it (the annotation columns would be missing or stale).
+  bool nccl_annotated = false;
   // NCCL kernels that were launched (inside an NCCL API range) but never completed in the
   // capture: a rank blocked in a collective that some peer never joined (hang).
   struct PendingNccl {
