@@ -32,6 +32,8 @@
 
 namespace straggler {
 
+struct RunSummaryInput;  // rows.hpp
+
 // One rank process as its reader and the per-rank metrics left it (valid during the call only:
 // the timeline is dropped right after).
 struct RankInput {
@@ -52,10 +54,12 @@ class Analysis {
   // that saw nothing still declares its tables, empty: docs/hdf5-layout.md is made that way.
   virtual void tables(const RunResults& run, tables::ResultTables& out) const = 0;
   // The summary keys it fills (../shared/docs/summary-contract.md), key -> a whole JSON value
-  // (JsonWriter::str()). Asked on process 0 only, after finish(). A contract key that no analysis
-  // fills gets the contract's empty value ("pipeline": null, "scaling": [], "what_if": null).
-  virtual std::vector<std::pair<std::string, std::string>> summary(const RunResults& run) const {
-    (void)run;
+  // (JsonWriter::str()). Asked on process 0 only, after finish(); `all` holds every rank's row
+  // (gathered). A contract key that no analysis fills gets the contract's empty value ("pipeline":
+  // null, "scaling": [], ...); src/summary_json.cpp orders the keys, the analyses own them.
+  virtual std::vector<std::pair<std::string, std::string>> summary(const RunResults& run,
+                                                                    const RunSummaryInput& all) const {
+    (void)run, (void)all;
     return {};
   }
 };

@@ -273,7 +273,7 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
   RunSummaryInput all = gather_summary_input(t, res, 0);
   if (t.root())
     for (const auto& a : analyses)
-      for (auto& kv : a->summary(res)) all.analysis_keys.push_back(std::move(kv));
+      for (auto& kv : a->summary(res, all)) all.analysis_keys.push_back(std::move(kv));
   std::string error;
   if (t.root() && !opt.summary.empty())
     if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())

@@ -53,7 +53,7 @@ class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
     t.attributes = {{"run_kernels", total_}};
     out.tables.push_back(std::move(t));
   }
-  std::vector<std::pair<std::string, std::string>> summary(const RunResults&) const override {
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput&) const override {
     JsonWriter j;
     j.begin_object().key("run_kernels").value(total_).end_object();
     return {{"toy", j.str()}};

@@ -1,5 +1,6 @@
 // Clock alignment (collectives/clock.hpp): per-rank offset and drift, and how well they fit.
 #include "analyses/builtin.hpp"
+#include "json_writer.hpp"
 #include "tables/cross_tables.hpp"
 
 namespace straggler::analyses {
@@ -25,6 +26,21 @@ class Clock : public Analysis {
                     {"distrusted_edges", x.clock.distrusted_edges},
                     {"not_corrected_because", x.clock.rejected}};
     out.tables.push_back(std::move(t));
+  }
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults& res, const RunSummaryInput&) const override {
+    if (!res.cross) return {};
+    const ClockSummary& c = res.cross->clock;
+    JsonWriter j;
+    if (c.ops <= 0) {
+      j.null();
+    } else {
+      j.begin_object().key("max_offset_ms").value(c.max_offset_ns / 1e6).key("residual_ms").value(c.residual_ns / 1e6);
+      j.key("violations_before").value(c.violations_before).key("violations_after").value(c.violations_after);
+      j.key("unaligned_ranks").value(c.unaligned_ranks).key("corrected").value(c.rejected.empty());
+      if (!c.rejected.empty()) j.key("not_corrected_because").value(c.rejected);
+      j.end_object();
+    }
+    return {{"clock", j.str()}, {"matched_collectives", std::to_string(c.ops)}};
   }
 };
 

@@ -2,6 +2,7 @@
 // members, and per matched op its arrivals and decomposition. The per-op tables are never all in
 // memory: each communicator's owner replays it again while writing (replay_owned).
 #include "analyses/builtin.hpp"
+#include "json_writer.hpp"
 #include "tables/cross_tables.hpp"
 
 namespace straggler::analyses {
@@ -60,6 +61,38 @@ class Collectives : public Analysis {
     for (size_t b = 0; b < bins.size(); ++b)
       bins[b] = {x.acc.wait_hist.counts[b], x.acc.skew_hist.counts[b], x.acc.transfer_hist.counts[b]};
     out.tables.push_back(collective_histograms_table().materialize(bins));
+  }
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults& res, const RunSummaryInput&) const override {
+    if (!res.cross) return {};
+    const CrossRankResults& x = *res.cross;
+    std::vector<std::pair<std::string, std::string>> keys{{"layout", layout_json(x.layout)},
+                                                          {"communicators", std::to_string(x.comms.size())},
+                                                          {"exchange_bytes", std::to_string(x.bytes_exchanged_total)}};
+    // Quantiles from the exactly merged log histograms (bin resolution, ~12%).
+    const std::pair<const char*, const ranks::LogHistogram*> hists[] = {
+        {"collective_wait_ms", &x.acc.wait_hist}, {"collective_skew_ms", &x.acc.skew_hist},
+        {"collective_transfer_ms", &x.acc.transfer_hist}};
+    for (const auto& [key, h] : hists) {
+      JsonWriter j;
+      j.begin_object();
+      for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) j.key(name).value(h->quantile(q) / 1e6);
+      keys.push_back({key, j.end_object().str()});
+    }
+    return keys;
+  }
+
+ private:
+  // The parallel layout: given with --layout, or inferred from who talks to whom.
+  static std::string layout_json(const ::collectives::LayoutFinding& f) {
+    JsonWriter j;
+    if (!f.layout) return j.null().str();
+    const auto& l = *f.layout;
+    j.begin_object().key("tp").value(l.tp).key("pp").value(l.pp).key("dp").value(l.dp);
+    j.key("order").value(topology::rank_order_name(l.order)).key("source").value(f.source);
+    j.key("consistency").value(f.consistency).key("notes").begin_array();
+    if (!f.how.empty()) j.value("layout " + f.how);  // as before: first note
+    for (const auto& n : f.notes) j.value(n);
+    return j.end_array().end_object().str();
   }
 };
 

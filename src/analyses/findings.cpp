@@ -14,7 +14,7 @@ class Findings : public Analysis {
     if (!res.cross) return;
     out.tables.push_back(tables::findings_table().materialize(res.cross->findings));
   }
-  std::vector<std::pair<std::string, std::string>> summary(const RunResults& res) const override {
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults& res, const RunSummaryInput&) const override {
     JsonWriter j;
     j.begin_array();
     if (res.cross)

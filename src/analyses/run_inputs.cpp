@@ -1,5 +1,6 @@
 // The run's inputs: every file read (format, version, rank processes) and every failure.
 #include "analyses/builtin.hpp"
+#include "rows.hpp"
 #include "tables/run_tables.hpp"
 
 namespace straggler::analyses {
@@ -10,6 +11,9 @@ class RunInputs : public Analysis {
   void tables(const RunResults& res, tables::ResultTables& out) const override {
     out.tables.push_back(tables::inputs_table().materialize(res.inputs));
     out.tables.push_back(tables::failures_table().materialize(res.failures));
+  }
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput& all) const override {
+    return {{"hosts", std::to_string(all.hosts.size())}, {"files", std::to_string(all.inputs.size())}};
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyses/builtin.hpp"
+#include "json_rows.hpp"
 #include "tables/cross_tables.hpp"
 
 namespace straggler::analyses {
@@ -44,6 +45,27 @@ class Verdict : public Analysis {
     for (double v : x.verdict.job_step_ms) job.push_back({v});
     out.tables.push_back(job_step_table().materialize(job));
     out.tables.push_back(change_points_table().materialize(x.verdict.change_points));
+  }
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults& res, const RunSummaryInput&) const override {
+    if (!res.cross) return {};
+    const auto& v = res.cross->verdict;
+    const auto& st = v.stragglers;
+    const std::string stragglers =
+        json_rows(stragglers_table().materialize(st), {{"cause_detail"}, {"onset_iteration"}, {}, [&](JsonWriter& w, size_t i) {
+                    w.key("cause_detail");
+                    st[i].cause_detail == ranks::Finding::None ? w.null() : w.value(ranks::finding_name(st[i].cause_detail));
+                  }});
+    // How much evidence the verdict had (collectives/consistency.hpp): judged false when the
+    // capture is too short for any rank to be named.
+    JsonWriter e;
+    e.begin_object().key("steady_iterations").value(v.judged_iterations);
+    e.key("ranks_compared").value(v.compared_ranks).key("iterations_needed");
+    v.needed_iterations > 0 ? e.value(v.needed_iterations) : e.null();
+    e.key("judged").value(!v.too_short()).end_object();
+    return {{"stragglers", stragglers},
+            {"slow_links", json_rows(slow_links_table().materialize(v.slow_links))},
+            {"change_points", json_rows(change_points_table().materialize(v.change_points))},
+            {"straggler_evidence", e.str()}};
   }
 };
 
