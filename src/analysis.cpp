@@ -22,9 +22,9 @@ std::vector<AnalysisInfo> analysis_registry() {
   return all;
 }
 
-std::vector<std::unique_ptr<Analysis>> make_analyses() {
+std::vector<std::unique_ptr<Analysis>> make_analyses(const Options& spec) {
   std::vector<std::unique_ptr<Analysis>> out;
-  for (const auto& a : analysis_registry()) out.push_back(a.make());
+  for (const auto& a : analysis_registry()) out.push_back(a.make(spec));
   return out;
 }
 

@@ -14,7 +14,9 @@
 // produces: result tables (src/table.hpp), which the writers iterate without knowing it.
 //
 // Adding one: a class in one file, and one line that registers it (src/analyses/builtin.cpp for
-// ours; a test may register its own). docs/analyses.md lists them.
+// ours; a test may register its own) with the options it takes. It publishes itself: its tables,
+// its summary keys, its report section; load() makes it survive `straggler-scan report`.
+// docs/analyses.md lists them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "options.hpp"
 #include "ranks/metrics.hpp"
 #include "ranks/timeline.hpp"
 #include "results.hpp"
@@ -62,11 +65,28 @@ class Analysis {
     (void)run, (void)all;
     return {};
   }
+  // Its section of the report, printed after the run's own (on process 0, in registry order);
+  // "" for none. The same text from a saved scan as from the scan itself.
+  virtual std::string report(const RunResults& run, const RunSummaryInput& all) const {
+    (void)run, (void)all;
+    return {};
+  }
+  // A saved scan read back (`straggler-scan report`, src/scan_load.hpp): restores from its own
+  // tables in the HDF5 file `h5` (tables::read_rows) what summary() and report() use. The built-in
+  // analyses' results are restored into RunResults by scan_load itself.
+  virtual void load(const std::string& h5) { (void)h5; }
+};
+
+// A `--NAME VALUE` option an analysis declares: parsed with the tool's own options (--help lists
+// it), its value reaches the analysis through the run's spec (Options::analysis_option).
+struct AnalysisOption {
+  std::string name, help, default_value;
 };
 
 struct AnalysisInfo {
   std::string name, description;
-  std::function<std::unique_ptr<Analysis>()> make;
+  std::function<std::unique_ptr<Analysis>(const Options& spec)> make;
+  std::vector<AnalysisOption> options = {};
 };
 
 // Adds an analysis to the registry (after those already there); returns true so that a
@@ -74,8 +94,8 @@ struct AnalysisInfo {
 bool register_analysis(AnalysisInfo info);
 // The built-in analyses first (builtin.cpp), then any registered elsewhere, in registration order.
 std::vector<AnalysisInfo> analysis_registry();
-// A fresh instance of each registered analysis, in registry order.
-std::vector<std::unique_ptr<Analysis>> make_analyses();
+// A fresh instance of each registered analysis, in registry order, made for the run `spec`.
+std::vector<std::unique_ptr<Analysis>> make_analyses(const Options& spec);
 
 // An analysis whose rows are one record per rank, measured where the rank was read: the slot to
 // rank bookkeeping done once. `measure` returns the rank's rows with any rank field left unset;
@@ -95,6 +115,7 @@ class PerRankAnalysis : public Analysis {
   const std::vector<Row>& rows() const { return rows_; }
 
  protected:
+  void set_rows(std::vector<Row> rows) { rows_ = std::move(rows); }  // load(): rows read back
   virtual std::vector<Row> measure(const RankInput& rank) = 0;
   virtual void set_rank(Row& row, int32_t rank) = 0;
 

@@ -272,8 +272,10 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
   // Process 0 also needs every rank's row for the report and the summary.
   RunSummaryInput all = gather_summary_input(t, res, 0);
   if (t.root())
-    for (const auto& a : analyses)
+    for (const auto& a : analyses) {
       for (auto& kv : a->summary(res, all)) all.analysis_keys.push_back(std::move(kv));
+      if (std::string section = a->report(res, all); !section.empty()) all.report_sections.push_back(std::move(section));
+    }
   std::string error;
   if (t.root() && !opt.summary.empty())
     if (std::string why = write_summary_json(files.summary_temp(), all); !why.empty())
@@ -294,7 +296,7 @@ Scan analyse(Transport& t, const Options& opt, const ProfileReader& read) {
   Scan scan;
   const ranks::Discovery d = discover_everywhere(t, opt);
   timings().mark("discover");
-  scan.analyses = make_analyses();
+  scan.analyses = make_analyses(opt);
   LocalRead local = read_local(t, opt, d, read, scan.analyses);
   RunResults& res = scan.results;
   res.command_line = opt.command_line;

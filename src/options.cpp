@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "analysis.hpp"
 #include "common/atomic_file.hpp"
 #include "common/regex.hpp"
 #include "ranks/discovery.hpp"
@@ -98,6 +99,12 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
       "under mpirun: seconds a process may give no sign of life (stopped, frozen, hung in I/O) before the job "
       "ends with exit status 1 naming it; 0 waits forever");
+  // The registered analyses' own options (AnalysisInfo::options): one line each where they register.
+  const auto registry = analysis_registry();
+  for (const auto& a : registry)
+    for (const auto& o : a.options)
+      visible.add_options()(o.name.c_str(), po::value<std::string>()->default_value(o.default_value),
+                            (o.help + " (analysis " + a.name + ")").c_str());
   po::options_description hidden;
   hidden.add_options()("input", po::value(&out.inputs));
   po::options_description all;
@@ -120,6 +127,8 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
     return false;
   }
   out.clock_correction = !vm.count("no-clock-correction");
+  for (const auto& a : registry)
+    for (const auto& o : a.options) out.analysis_options[o.name] = vm[o.name].as<std::string>();
   if (!(out.timeout_s >= 0))  // NaN too
     throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
   if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)

@@ -1,6 +1,7 @@
 // Command line of straggler-scan.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,13 @@ struct Options {
   bool timings = false;             // --timings: wall time of each stage on stderr
   double timeout_s = 600;           // --timeout: under MPI, how long a silent process is waited for (0: forever)
   std::string command_line;         // as given, for the output's provenance
+  // Options the registered analyses declare (AnalysisInfo::options), by name: every one present,
+  // given or its default. An analysis reads its own through analysis_option().
+  std::map<std::string, std::string> analysis_options;
+  std::string analysis_option(const std::string& name) const {
+    auto it = analysis_options.find(name);
+    return it == analysis_options.end() ? std::string() : it->second;
+  }
 };
 
 // Parses argv. Returns false after printing help/version (exit 0; `silent`: print nothing, for

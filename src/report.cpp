@@ -336,6 +336,7 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   highlight(os, in, "most sync", &RankRow::sync_ms, "host blocked in synchronize calls");
 
   if (in.ranks.size() <= 64) print_rank_table(os, in, periodic, marked);
+  for (const auto& section : in.report_sections) os << "\n" << section;  // the analyses' own, in registry order
   if (!in.failures.empty()) {
     os << fmt::format("\nskipped {}:\n", plural(in.failures.size(), "profile"));
     for (const auto& f : in.failures) os << "  " << failure_text(f) << "\n";

@@ -129,7 +129,12 @@ Scan load_scan(const std::string& path) {
     throw common::UsageError(common::printable(path) + ": cannot read the scan back: " + common::printable(e.what()));
   }
   scan.results.cross = scan.cross.get();
-  scan.analyses = make_analyses();
+  scan.analyses = make_analyses(Options{});
+  try {
+    for (auto& a : scan.analyses) a->load(path);  // those with state of their own (Analysis::load)
+  } catch (const std::exception& e) {
+    throw common::UsageError(common::printable(path) + ": cannot read the scan back: " + common::printable(e.what()));
+  }
   return scan;
 }
 

@@ -41,7 +41,7 @@ Transport& world() {
 // What the driver does: the file under its temporary name, then renamed into place.
 void write_file(Transport& t, const std::string& path, const RunResults& res) {
   OutputFiles files(t, path, "");
-  write_hdf5(t, path, files.h5_temp(), tables::collect_tables(res, make_analyses()));
+  write_hdf5(t, path, files.h5_temp(), tables::collect_tables(res, make_analyses(Options{})));
   files.commit("");
 }
 

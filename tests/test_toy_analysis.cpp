@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "analysis.hpp"
 #include "driver.hpp"
+#include "table_read.hpp"
 #include "h5_read.hpp"
 #include "json_writer.hpp"
 #include "tables/catalog.hpp"
@@ -43,6 +45,7 @@ const tables::Table<LongestKernel>& longest_kernel_table() {
 
 class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
  public:
+  explicit ToyAnalysis(const Options& spec) : long_us_(std::stod(spec.analysis_option("toy-long-us").empty() ? "0" : spec.analysis_option("toy-long-us"))) {}
   void finish(Transport& t, const RunResults&) override {  // merged over processes explicitly
     int64_t mine = 0;
     for (const auto& r : rows()) mine += r.kernels;
@@ -50,13 +53,23 @@ class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
   }
   void tables(const RunResults&, tables::ResultTables& out) const override {
     auto t = longest_kernel_table().materialize(rows());
-    t.attributes = {{"run_kernels", total_}};
+    t.attributes = {{"run_kernels", total_}, {"long_us", long_us_}};
     out.tables.push_back(std::move(t));
   }
   std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput&) const override {
     JsonWriter j;
-    j.begin_object().key("run_kernels").value(total_).end_object();
+    j.begin_object().key("run_kernels").value(total_).key("long_ranks").value(int64_t(long_ranks().size())).end_object();
     return {{"toy", j.str()}};
+  }
+  std::string report(const RunResults&, const RunSummaryInput&) const override {
+    std::string s = "toy: ranks whose longest kernel exceeds " + std::to_string(int64_t(long_us_)) + " us:";
+    for (int32_t r : long_ranks()) s += " " + std::to_string(r);
+    return s + "\n";
+  }
+  void load(const std::string& h5) override {  // what summary() and report() use, from its own table
+    set_rows(tables::read_rows(h5, longest_kernel_table()));
+    total_ = h5read::attribute<int64_t>(h5, "/toy/longest_kernel", "run_kernels");
+    long_us_ = h5read::attribute<double>(h5, "/toy/longest_kernel", "long_us");
   }
 
  protected:
@@ -72,11 +85,20 @@ class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
   void set_rank(LongestKernel& row, int32_t rank) override { row.rank = rank; }
 
  private:
+  std::vector<int32_t> long_ranks() const {
+    std::vector<int32_t> out;
+    for (const auto& r : rows())
+      if (r.duration_us > long_us_) out.push_back(r.rank);
+    return out;
+  }
+  double long_us_ = 0;
   int64_t total_ = 0;
 };
 
-const bool kToyAnalysisRegistered =  // the one registration line
-    register_analysis({"toy", "each rank's longest kernel", [] { return std::make_unique<ToyAnalysis>(); }});
+const bool kToyAnalysisRegistered =  // the one registration line, with its option
+    register_analysis({"toy", "each rank's longest kernel",
+                       [](const Options& spec) { return std::make_unique<ToyAnalysis>(spec); },
+                       {{"toy-long-us", "a rank's longest kernel over this many us is long", "6050"}}});
 
 struct TempDir {
   fs::path path = fs::temp_directory_path() / ("ss-toy-analysis-" + std::to_string(getpid()));
@@ -88,16 +110,26 @@ TEST(ToyAnalysis, ItsTableIsInTheOutputDocumented) {
   ASSERT_TRUE(kToyAnalysisRegistered && toy::kToyRegistered);
   TempDir t;
   for (int r = 0; r < 4; ++r) toy::write_toy(t.path / "run" / ("rank_" + std::to_string(r) + ".toytrace"), r);
+  // Its option, parsed with the tool's own (the registration declared it), reaches it through the spec.
+  const std::string run = (t.path / "run").string(), out = (t.path / "out.h5").string(),
+                    json = (t.path / "summary.json").string();
+  std::vector<std::string> args = {"straggler-scan", run, "-o", out, "--summary", json, "--toy-long-us", "6150"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
   Options opt;
-  opt.inputs = {(t.path / "run").string()};
-  opt.output = (t.path / "out.h5").string();
-  opt.summary = (t.path / "summary.json").string();
-  opt.quiet = true;
+  ASSERT_TRUE(parse_options(int(argv.size()), argv.data(), opt, true));
+  EXPECT_EQ(opt.analysis_option("toy-long-us"), "6150");
   auto local = local_transport();
-  ASSERT_EQ(run_analysis(*local, opt), 0);
+  std::stringstream printed;
+  auto* was = std::cout.rdbuf(printed.rdbuf());
+  const int status = run_analysis(*local, opt);
+  std::cout.rdbuf(was);
+  ASSERT_EQ(status, 0) << printed.str();
   std::stringstream summary;
   summary << std::ifstream(opt.summary).rdbuf();
-  EXPECT_NE(summary.str().find("\"toy\": {\"run_kernels\": 96}"), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("\"toy\": {\"run_kernels\": 96, \"long_ranks\": 2}"), std::string::npos) << summary.str();
+  // Its report section: ranks 2 and 3 (6200 and 6300 us) are over 6150.
+  EXPECT_NE(printed.str().find("\ntoy: ranks whose longest kernel exceeds 6150 us: 2 3\n"), std::string::npos) << printed.str();
   EXPECT_NE(summary.str().find("\"pipeline\": null, \"scaling\": []"), std::string::npos) << summary.str();
 
   const std::string f = opt.output;
@@ -117,6 +149,21 @@ TEST(ToyAnalysis, ItsTableIsInTheOutputDocumented) {
   EXPECT_NE(md.find("| `duration_us` | float64 | us | duration of the rank's longest kernel |"), std::string::npos) << md;
   // And the built-in analyses still wrote theirs.
   EXPECT_EQ(h5read::numbers<int64_t>(f, "/ranks/rank"), (std::vector<int64_t>{0, 1, 2, 3}));
+
+  // It survives `straggler-scan report`: the same section and summary key from the saved scan.
+  Options again;
+  again.command = Options::Command::Report, again.scan_file = f, again.output.clear();
+  again.summary = (t.path / "again.json").string();
+  std::stringstream reprinted;
+  was = std::cout.rdbuf(reprinted.rdbuf());
+  const int status2 = run_report(*local, again);
+  std::cout.rdbuf(was);
+  ASSERT_EQ(status2, 0);
+  std::stringstream summary2;
+  summary2 << std::ifstream(again.summary).rdbuf();
+  EXPECT_EQ(summary2.str(), summary.str());
+  EXPECT_NE(reprinted.str().find("\ntoy: ranks whose longest kernel exceeds 6150 us: 2 3\n"), std::string::npos)
+      << reprinted.str();
 }
 
 TEST(ToyAnalysis, RegisteredAfterTheBuiltinOnes) {

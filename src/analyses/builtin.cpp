@@ -5,14 +5,18 @@ namespace straggler {
 
 std::vector<AnalysisInfo> builtin_analyses() {
   using namespace analyses;
+  // Ours take no option of their own (yet): made the same for every spec.
+  auto plain = [](std::unique_ptr<Analysis> (*f)()) {
+    return [f](const Options&) { return f(); };
+  };
   return {
-      {"rank_metrics", "per-rank GPU time, gaps, copies, syncs, histograms, top kernels, iterations", rank_metrics},
-      {"run_inputs", "the files read and the ones that failed", run_inputs},
-      {"collectives", "communicators, and per collective the arrivals, waits, blame and transfer", collectives},
-      {"clock", "per-rank clock offsets and drift from matched collectives", clock},
-      {"verdict", "stragglers and their cause, slow links, per-iteration blame, job change points", verdict},
-      {"desync", "hangs: the first op some members never reached, and who stopped by itself", desync},
-      {"findings", "root causes per rank (Book of Root Causes) tied to the stragglers", findings},
+      {"rank_metrics", "per-rank GPU time, gaps, copies, syncs, histograms, top kernels, iterations", plain(rank_metrics)},
+      {"run_inputs", "the files read and the ones that failed", plain(run_inputs)},
+      {"collectives", "communicators, and per collective the arrivals, waits, blame and transfer", plain(collectives)},
+      {"clock", "per-rank clock offsets and drift from matched collectives", plain(clock)},
+      {"verdict", "stragglers and their cause, slow links, per-iteration blame, job change points", plain(verdict)},
+      {"desync", "hangs: the first op some members never reached, and who stopped by itself", plain(desync)},
+      {"findings", "root causes per rank (Book of Root Causes) tied to the stragglers", plain(findings)},
   };
 }
 

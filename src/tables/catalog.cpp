@@ -11,7 +11,7 @@ std::vector<TableSchema> all_schemas() {
   static const CrossRankResults cross;
   RunResults run;
   run.cross = &cross;
-  const ResultTables rt = collect_tables(run, make_analyses());
+  const ResultTables rt = collect_tables(run, make_analyses(Options{}));
   std::vector<TableSchema> out;
   auto add = [&](const TableData& t) {
     TableSchema s{t.path, t.description, t.distribution, {}};
