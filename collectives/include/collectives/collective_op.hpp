@@ -57,6 +57,11 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
 // completed (a stream runs in order: otherwise the record was lost, the kernel not stuck), and its
 // launch call is one this process launched NCCL kernels with (a veto only: compute kernels use the
 // same calls). At most one per stream.
+// The hang margin, defined once: the least margin between the present members' arrival and a
+// missing member's capture end (replay.hpp, Desync), and the age a pending launch needs to count
+// as stuck (pending_ops, CrossRankInput::stuck).
+inline constexpr int64_t kMinHangMarginNs = 1'000'000'000;
+
 // Returns (stream, seq, launch) triples.
 struct PendingOp {
   int32_t stream = 0;
@@ -64,6 +69,6 @@ struct PendingOp {
   int64_t launch = 0;  // wall clock of the launch call
 };
 std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
-                                   const std::vector<ranks::Iteration>& its, int64_t min_age_ns = 1'000'000'000);
+                                   const std::vector<ranks::Iteration>& its, int64_t min_age_ns = kMinHangMarginNs);
 
 }  // namespace collectives

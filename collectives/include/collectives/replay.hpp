@@ -75,9 +75,6 @@ struct Desync {
   int32_t iteration = -1;  // iteration index of the op on the members that reached it (earliest)
 };
 
-// Least margin between the present members' arrival and a missing member's capture end (see
-// Desync): the age a pending launch needs to count as stuck (pending_ops' default).
-inline constexpr int64_t kMinHangMarginNs = 1'000'000'000;
 
 struct CommReplay {
   std::vector<OpRow> ops;                     // matched ops
