@@ -65,6 +65,33 @@ bool parse_report(int argc, char** argv, Options& out, bool silent) {
   return true;
 }
 
+// The parsed values that need a check or a conversion. Throws common::UsageError.
+void take_values(const po::variables_map& vm, Options& out) {
+  out.clock_correction = !vm.count("no-clock-correction");
+  if (!(out.timeout_s >= 0))  // NaN too
+    throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
+  if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
+    throw common::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
+  else
+    out.top_kernels = size_t(n);
+  if (vm.count("layout")) {
+    try {
+      out.layout = topology::ParallelLayout::parse(vm["layout"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw common::UsageError(std::string("--layout: ") + common::printable(e.what()));
+    }
+  }
+  if (out.inputs.empty()) throw common::UsageError("no run directory given (see --help)");
+  if (!out.iteration_marker.empty()) {
+    try {
+      common::Regex re(out.iteration_marker);
+    } catch (const std::invalid_argument& e) {
+      throw common::UsageError("--iteration-marker: invalid regular expression '" +
+                               common::printable(out.iteration_marker) + "' (" + common::printable(e.what()) + ")");
+    }
+  }
+}
+
 }  // namespace
 
 bool parse_options(int argc, char** argv, Options& out, bool silent) {
@@ -126,31 +153,9 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
     if (!silent) std::cout << "straggler-scan " << kToolVersion << "\n";
     return false;
   }
-  out.clock_correction = !vm.count("no-clock-correction");
   for (const auto& a : registry)
     for (const auto& o : a.options) out.analysis_options[o.name] = vm[o.name].as<std::string>();
-  if (!(out.timeout_s >= 0))  // NaN too
-    throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
-  if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
-    throw common::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
-  else
-    out.top_kernels = size_t(n);
-  if (vm.count("layout")) {
-    try {
-      out.layout = topology::ParallelLayout::parse(vm["layout"].as<std::string>());
-    } catch (const std::invalid_argument& e) {
-      throw common::UsageError(std::string("--layout: ") + common::printable(e.what()));
-    }
-  }
-  if (out.inputs.empty()) throw common::UsageError("no run directory given (see --help)");
-  if (!out.iteration_marker.empty()) {
-    try {
-      common::Regex re(out.iteration_marker);
-    } catch (const std::invalid_argument& e) {
-      throw common::UsageError("--iteration-marker: invalid regular expression '" +
-                               common::printable(out.iteration_marker) + "' (" + common::printable(e.what()) + ")");
-    }
-  }
+  take_values(vm, out);
   record_command_line(argc, argv, out);
   return true;
 }

@@ -115,17 +115,14 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed)
           any.insert(int(r));
           if (d.root_cause) stopped.insert(int(r));
         }
-      std::string who;
-      for (int r : stopped) who += (who.empty() ? "" : ", ") + std::to_string(r);
+      const std::string who = fmt::format("{}", fmt::join(stopped, ", "));
       if (!stopped.empty())
         found.push_back(fmt::format("desync of {} {}", stopped.size() == 1 ? "rank" : "ranks", who));
       else  // every missing rank waits in another op: the one that stopped was not among those read
         found.push_back(in_failed ? "desync: the rank that stopped is not among the profiles read (see the failures)"
                                   : "desync: every missing rank is blocked elsewhere");
     }
-    std::string text;
-    for (const auto& f : found) text += (text.empty() ? "" : ", ") + f;
-    os << "verdict: " << text;
+    os << "verdict: " << fmt::format("{}", fmt::join(found, ", "));
   }
   os << fmt::format(" ({}, {}; {:.1f} MB exchanged between processes)\n", plural(x.comms.size(), "communicator"),
                     plural(size_t(x.clock.ops), "matched collective"), double(x.bytes_exchanged_total) / 1e6);
@@ -140,23 +137,22 @@ void print_findings(std::ostream& os, const CrossRankResults& x, const char* ste
                       s.cause_detail == ranks::Finding::None ? "" : fmt::format(" ({})", ranks::finding_name(s.cause_detail)),
                       s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
   for (const auto& l : v.slow_links) {
-    std::string hosts;
-    for (const auto& h : l.hosts) hosts += (hosts.empty() ? "" : ", ") + printable(h);
+    std::vector<std::string> shown;
+    for (const auto& h : l.hosts) shown.push_back(printable(h));
+    const std::string hosts = fmt::format("{}", fmt::join(shown, ", "));
     os << fmt::format("  SLOW LINK {}: {} transfers {:.2f}x slower than their peers ({})\n", hosts, l.collective,
                       l.slowdown, plural(l.communicators.size(), "communicator"));
   }
   for (const auto& d : x.desync) {
-    std::string miss, blocked;
-    for (auto r : d.missing_ranks) miss += (miss.empty() ? "" : ", ") + std::to_string(r);
-    for (auto r : d.blocked_ranks) blocked += (blocked.empty() ? "" : ", ") + std::to_string(r);
+    const std::string miss = fmt::format("{}", fmt::join(d.missing_ranks, ", "));
+    const std::string blocked = fmt::format("{}", fmt::join(d.blocked_ranks, ", "));
     os << fmt::format("  {} {} op {} ({}): never reached by {} {}{}\n", d.root_cause ? "DESYNC" : "desync (blocked elsewhere)",
                       d.communicator, d.seq, collectives::collective_name(d.type),
                       d.missing_ranks.size() == 1 ? "rank" : "ranks", miss,
                       blocked.empty() ? "" : "; waiting in it: " + blocked);
   }
   for (const auto& cp : v.change_points) {
-    std::string who;
-    for (auto r : cp.culprit_ranks) who += (who.empty() ? "" : ", ") + std::to_string(r);
+    const std::string who = fmt::format("{}", fmt::join(cp.culprit_ranks, ", "));
     os << fmt::format("  {} changed at iteration {}: {:.2f} -> {:.2f} ms{}: {}\n", step, cp.iteration, cp.before_ms,
                       cp.after_ms, who.empty() ? "" : " (ranks that changed: " + who + ")", cp.explanation);
   }
