@@ -22,7 +22,8 @@ double binomial_tail(size_t n, size_t c, double p) {
 }
 
 Consistency::Consistency(const std::vector<std::vector<double>>& values, const std::vector<int>& role,
-                         const std::vector<double>& job_step_ms, size_t common, const ConsistencyOptions& opt)
+                         const std::vector<double>& job_step_ms, size_t common, const ConsistencyOptions& opt,
+                         const std::vector<uint8_t>& named)
     : ranks_(values.size()), opt_(opt) {
   z_.assign(values.size(), std::vector<double>(common, 0.0));
   std::map<int, std::vector<size_t>> roles;
@@ -42,7 +43,7 @@ Consistency::Consistency(const std::vector<std::vector<double>>& values, const s
     for (size_t i = 0; i < values.size(); ++i) {
       const double s = std::max(spread[i] >= 0 ? spread[i] : pooled, floor);
       z_[i][it] = s > 0 ? residual[i] / s : 0.0;
-      sorted_.push_back(z_[i][it]);
+      if (i >= named.size() || !named[i]) sorted_.push_back(z_[i][it]);
     }
   }
   std::sort(sorted_.begin(), sorted_.end());

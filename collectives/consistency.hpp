@@ -22,6 +22,7 @@
 // window is too short to name anyone.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace collectives {
@@ -40,8 +41,13 @@ class Consistency {
  public:
   // values[rank][iteration] (ms, iteration 0 the warm-up, ignored), over iterations [1, common);
   // role[rank] groups the peers; job_step_ms[iteration] scales the floor.
+  // `named` (optional, per rank): ranks already found to repeat, whose cells are left out of the
+  // chance rate: the rate is that of a rank that is no straggler, and two stragglers among 8
+  // ranks would otherwise make a third one's high iterations look common (verdict.cpp repeats the
+  // test once ranks are named).
   Consistency(const std::vector<std::vector<double>>& values, const std::vector<int>& role,
-              const std::vector<double>& job_step_ms, size_t common, const ConsistencyOptions& opt);
+              const std::vector<double>& job_step_ms, size_t common, const ConsistencyOptions& opt,
+              const std::vector<uint8_t>& named = {});
   // Whether rank i's iterations in [from, to) pass the family-wise test at some level; `tests`: how
   // many windows were tried per rank (a stretch chosen because the rank changed there is chosen
   // after the fact).

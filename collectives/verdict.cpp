@@ -432,15 +432,17 @@ void extra_idle_of(Run& run) {
 }
 
 // Per-iteration evidence of own time and of GPU idle, and how many iterations the verdict needs.
-void build_repeats(Run& run) {
+// `named`: ranks already named, left out of the chance rates (consistency.hpp).
+void build_repeats(Run& run, const std::vector<uint8_t>& named = {}) {
   const auto& ranks = run.ranks;
   std::vector<int> role;
   std::vector<std::vector<double>> idle;
   for (const auto& r : ranks) role.push_back(r.role), idle.push_back(r.idle_ms);
   const ConsistencyOptions co{run.opt.consistency_z, run.opt.consistency_floor, run.opt.chance_floor, run.opt.family_alpha};
-  run.own_repeats.emplace(run.excess, role, run.v.job_step_ms, run.common, co);
-  run.idle_repeats.emplace(idle, role, run.v.job_step_ms, run.common, co);
+  run.own_repeats.emplace(run.excess, role, run.v.job_step_ms, run.common, co, named);
+  run.idle_repeats.emplace(idle, role, run.v.job_step_ms, run.common, co, named);
   extra_idle_of(run);
+  if (!named.empty()) return;  // how much evidence a verdict needs is the first round's
   run.v.judged_iterations = int64_t(run.common > 1 ? run.common - 1 : 0);
   run.v.compared_ranks = int64_t(ranks.size());
   const size_t need = run.own_repeats->min_iterations();
@@ -554,6 +556,20 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
   build_repeats(run);
   const std::vector<Window> windows = job_change_points(run);
   choose_windows(run, windows);
+  // The chance of a high iteration is that of a rank that is no straggler: once some are named,
+  // their cells leave the rate and everyone is judged again, until no one more is named (each
+  // round only adds: a lower rate passes more easily). Bounded: a few stragglers at a time.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> named(run.ranks.size(), 0);
+    size_t count = 0;
+    for (size_t i = 0; i < named.size(); ++i) count += named[i] = run.best_w[i].to != 0;
+    if (count == 0) break;
+    build_repeats(run, named);
+    choose_windows(run, windows);
+    size_t after = 0;
+    for (size_t i = 0; i < named.size(); ++i) after += run.best_w[i].to != 0;
+    if (after <= count) break;
+  }
   name_stragglers(run, links);
   std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
   explain_change_points(v);

@@ -80,3 +80,21 @@ TEST(Consistency, OneSteadyIterationIsTooShortWhateverItsHeight) {
   EXPECT_EQ(c.min_iterations(), 2u);
 }
 }  // namespace
+
+// Two stragglers among 8 ranks fill a large share of the high cells: judged by that share, a third
+// rank high in 6 late iterations of 15 looks like chance. Once the two are named their cells leave
+// the chance rate (the rate of a rank that is no straggler), and the third passes; nobody else does.
+TEST(Consistency, NamedStragglersLeaveTheChanceRate) {
+  Grid g(8, 16);
+  for (size_t it = 1; it < 16; ++it) g.v[1][it] += 20, g.v[5][it] += 20;  // two far stragglers throughout
+  for (size_t it = 10; it < 16; ++it) g.v[3][it] += 4;                     // a third, from iteration 10
+  const auto all = g.make();
+  EXPECT_TRUE(all.passes(1, 1, 16));
+  EXPECT_FALSE(all.passes(3, 10, 16, 28));  // a picked stretch: 28 stretches could have been picked
+  std::vector<uint8_t> named(8, 0);
+  named[1] = named[5] = 1;
+  const Consistency without(g.v, g.role, g.step, g.step.size(), ConsistencyOptions{}, named);
+  EXPECT_LT(without.chance(8), all.chance(8));
+  EXPECT_TRUE(without.passes(3, 10, 16, 28));
+  for (size_t i : {0, 2, 4, 6, 7}) EXPECT_FALSE(without.passes(i, 1, 16)) << i;
+}
