@@ -28,6 +28,25 @@ void record_command_line(int argc, char** argv, Options& out) {
   }
 }
 
+// argv against `visible` and `hidden`, every bare argument going to the option `positional`. A
+// parse error is a UsageError: `prefix` + Boost's words + " (see HELP)".
+po::variables_map parse_with(int argc, char** argv, const po::options_description& visible,
+                             const po::options_description& hidden, const char* positional, const std::string& prefix,
+                             const std::string& help) {
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description pos;
+  pos.add(positional, -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw common::UsageError(prefix + common::printable(e.what()) + " (see " + help + ")");
+  }
+  return vm;
+}
+
 // `straggler-scan report SCAN.h5 [--summary S.json]`: the arguments after "report".
 bool parse_report(int argc, char** argv, Options& out, bool silent) {
   po::options_description visible(
@@ -41,17 +60,7 @@ bool parse_report(int argc, char** argv, Options& out, bool silent) {
       "under mpirun: seconds a process may give no sign of life before the job ends (0: forever)");
   po::options_description hidden;
   hidden.add_options()("scan", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scan", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw common::UsageError("report: " + common::printable(e.what()) + " (see report --help)");
-  }
+  const po::variables_map vm = parse_with(argc - 1, argv + 1, visible, hidden, "scan", "report: ", "report --help");
   if (vm.count("help")) {
     if (!silent) std::cout << visible << "\n";
     return false;
@@ -134,17 +143,7 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
                             (o.help + " (analysis " + a.name + ")").c_str());
   po::options_description hidden;
   hidden.add_options()("input", po::value(&out.inputs));
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description pos;
-  pos.add("input", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw common::UsageError(common::printable(e.what()) + " (see --help)");
-  }
+  const po::variables_map vm = parse_with(argc, argv, visible, hidden, "input", "", "--help");
   if (vm.count("help")) {
     if (!silent) std::cout << visible << "\n";
     return false;
