@@ -1,5 +1,14 @@
 #include "common/stats.hpp"
 
+#include <boost/accumulators/accumulators.hpp>
+#include <boost/accumulators/statistics/count.hpp>
+#include <boost/accumulators/statistics/max.hpp>
+#include <boost/accumulators/statistics/mean.hpp>
+#include <boost/accumulators/statistics/min.hpp>
+#include <boost/accumulators/statistics/stats.hpp>
+#include <boost/accumulators/statistics/sum.hpp>
+#include <boost/accumulators/statistics/variance.hpp>
+
 #include <cmath>
 
 namespace common {
@@ -29,21 +38,17 @@ double interpolated_quantile(const std::vector<double>& v, double q) {
 Distribution Distribution::of(std::vector<double> v) {
   Distribution d;
   if (v.empty()) return d;
-  // Running variance, updated per value as var_n = var_{n-1} (n-1)/n + (x - mean_n)^2/(n-1): the
-  // population variance; the sample stddev rescales it by n/(n-1).
-  double var = 0;
-  d.min = v.front(), d.max = v.front();
-  for (double x : v) {
-    ++d.count;
-    d.sum += x;
-    d.min = std::min(d.min, x), d.max = std::max(d.max, x);
-    if (d.count > 1) {
-      const double n = double(d.count), t = x - d.sum / n;
-      var = var * (n - 1) / n + t * t / (n - 1);
-    }
-  }
-  d.mean = d.sum / double(d.count);
-  d.stddev = d.count > 1 ? std::sqrt(var * double(d.count) / double(d.count - 1)) : 0.0;
+  // The streaming moments from Boost.Accumulators (the design's choice for them): immediate
+  // variance (the population variance, updated per value), rescaled to the sample stddev.
+  namespace acc = boost::accumulators;
+  acc::accumulator_set<double, acc::stats<acc::tag::count, acc::tag::sum, acc::tag::min, acc::tag::max, acc::tag::mean,
+                                          acc::tag::variance>>
+      a;
+  for (double x : v) a(x);
+  d.count = uint64_t(acc::count(a));
+  d.sum = acc::sum(a), d.min = (acc::min)(a), d.max = (acc::max)(a), d.mean = acc::mean(a);
+  d.stddev = d.count > 1 ? std::sqrt(acc::variance(a) * double(d.count) / double(d.count - 1)) : 0.0;
+  // Quantiles exact (order statistics), not Boost's P-square estimates.
   std::sort(v.begin(), v.end());
   d.p50 = interpolated_quantile(v, 0.5), d.p90 = interpolated_quantile(v, 0.9), d.p99 = interpolated_quantile(v, 0.99);
   return d;

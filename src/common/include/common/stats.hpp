@@ -1,6 +1,10 @@
-// Exact statistics of small samples, in one place: median, MAD, quantiles and a summary. Exact
-// order statistics throughout (no streaming approximations: the tool promises exact numbers), so
-// Boost.Accumulators is not used (its median and quantiles are P-square estimates).
+// Statistics of samples, in one place: median, MAD, quantiles and a summary. Which tool for what:
+//  * streaming moments (count, sum, min, max, mean, variance): Boost.Accumulators
+//    (Distribution::of), the natural tool and the design's;
+//  * order statistics (median, MAD, quantiles): our own, exact (Boost's median and quantiles are
+//    P-square estimates, and the tool promises exact numbers);
+//  * duration histograms merged across ranks: ranks::LogHistogram (integer bin edges, so a merge
+//    over any number of processes is exact).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -34,8 +38,8 @@ int64_t nearest_rank_quantile(std::vector<int64_t>& v, double q);
 // default); 0 when empty.
 double interpolated_quantile(const std::vector<double>& sorted, double q);
 
-// Summary of a sample: moments in the order the values come (the sums of the immediate variance
-// update, so results do not depend on a library's internals), quantiles interpolated.
+// Summary of a sample: moments by Boost.Accumulators in the order the values come (immediate
+// variance), quantiles interpolated between exact order statistics.
 struct Distribution {
   uint64_t count = 0;
   double sum = 0, min = 0, max = 0, mean = 0, stddev = 0, p50 = 0, p90 = 0, p99 = 0;
