@@ -65,9 +65,9 @@ class Analysis {
     (void)run, (void)all;
     return {};
   }
-  // Its section of the report, printed after the run's own (on process 0, in registry order);
-  // "" for none. The same text from a saved scan as from the scan itself.
-  virtual std::string report(const RunResults& run, const RunSummaryInput& all) const {
+  // Its section of the report (on process 0): which part it belongs to, and its lines ("" for
+  // none). The same text from a saved scan as from the scan itself.
+  virtual ReportSection report(const RunResults& run, const RunSummaryInput& all) const {
     (void)run, (void)all;
     return {};
   }

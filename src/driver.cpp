@@ -274,7 +274,7 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
   if (t.root())
     for (const auto& a : analyses) {
       for (auto& kv : a->summary(res, all)) all.analysis_keys.push_back(std::move(kv));
-      if (std::string section = a->report(res, all); !section.empty()) all.report_sections.push_back(std::move(section));
+      if (ReportSection section = a->report(res, all); !section.text.empty()) all.report_sections.push_back(std::move(section));
     }
   std::string error;
   if (t.root() && !opt.summary.empty())

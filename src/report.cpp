@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "collectives/root_causes.hpp"
 #include "ranks/discovery.hpp"
@@ -265,26 +266,69 @@ void print_wrote(std::ostream& os, const Options& opt) {
   if (!wrote.empty()) os << "\nwrote " << fmt::format("{}", fmt::join(wrote, " and ")) << "\n";
 }
 
+// Where iterations come from and the step (or repeating unit) time over all ranks.
+void print_iterations(std::ostream& os, const RunSummaryInput& in, const std::map<std::string, int>& sources,
+                      const std::string& unit, bool periodic, bool marked) {
+  std::string src;
+  for (const auto& [s, n] : sources)
+    src += (src.empty() ? "" : ", ") + (s == "collective_period" ? fmt::format("the collective period ({} per unit, "
+                                                                               "no step markers) on {} ranks", unit, n)
+                                                                 : fmt::format("{} on {} ranks", s, n));
+  if (in.steady_step_ms.empty()) {
+    os << "iterations: unknown (no NVTX step markers and no regularly repeating NCCL sequence: no step times); "
+          "figures cover the whole capture\n";
+    return;
+  }
+  auto d = common::Distribution::of(in.steady_step_ms);
+  std::vector<int> its;
+  for (const auto& r : in.ranks) its.push_back(r.iterations);
+  std::sort(its.begin(), its.end());
+  os << fmt::format("{}: {} per rank (median; first {}not in steady figures), from {}\n",
+                    marked ? "iterations" : "repeating units", its[its.size() / 2], marked ? "is warm-up, " : "", src);
+  const std::string what =
+      !periodic ? "step time (steady state, all ranks)"
+      : marked  ? "step time or repeating unit (NVTX steps on some ranks, collective period on others; steady state)"
+                : fmt::format("repeating unit (collective period, {}; not a marked training step; steady state, "
+                              "all ranks)", unit);
+  os << fmt::format("{}: median {:.2f} ms, p90 {:.2f} ms, max {:.2f} ms\n", what, d.p50, d.p90, d.max);
+}
+
+// GPU time over all ranks and the ranks that stand out.
+void print_gpu_time(std::ostream& os, const RunSummaryInput& in) {
+  double busy = 0, compute = 0, nccl = 0, exposed = 0, scope = 0;
+  for (const auto& r : in.ranks) busy += r.busy_ms, compute += r.compute_ms, nccl += r.nccl_ms, exposed += r.exposed_nccl_ms, scope += r.scope_ms;
+  os << fmt::format("GPU time, all ranks: busy {:.1f}%, compute {:.1f}%, NCCL {:.1f}% (exposed {:.1f}%), idle {:.1f}%\n",
+                    pct(busy, scope), pct(compute, scope), pct(nccl, scope), pct(exposed, scope), pct(scope - busy, scope));
+  os << "per-rank highlights (largest first):\n";
+  highlight(os, in, "most idle", &RankRow::idle_ms, "GPU doing nothing");
+  highlight(os, in, "most NCCL", &RankRow::nccl_ms, "GPU in NCCL kernels");
+  highlight(os, in, "most exposed NCCL", &RankRow::exposed_nccl_ms, "NCCL not overlapped by compute");
+  highlight(os, in, "most sync", &RankRow::sync_ms, "host blocked in synchronize calls");
+}
+
 }  // namespace
 
 void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
   for (const auto& f : failures) os << "straggler-scan: " << failure_text(f) << "\n";
 }
 
-void print_report(std::ostream& os, const RunSummaryInput& in, const Options& opt) {
-  std::set<std::string> files;  // files that gave at least one accepted rank
-  for (const auto& r : in.ranks) files.insert(r.file);
-  const size_t files_ok = files.size();
-  os << fmt::format("straggler-scan {}: {} from {} on {}; {}\n", kToolVersion, plural(in.ranks.size(), "rank"),
-                    plural(files_ok, "file"), plural(in.hosts.size(), "host"), versions(in.inputs));
-  if (in.ranks.empty()) return;
-  os << missing_ranks_line(in, opt);
+// The verdict analysis's section: what is wrong (stragglers, slow links, desyncs, change points),
+// clocks and layout, communicator notes, the root causes.
+std::string verdict_report(const RunSummaryInput& in) {
+  if (!in.cross || in.ranks.empty()) return "";
   const bool any_period = std::any_of(in.ranks.begin(), in.ranks.end(),
                                       [](const RankRow& r) { return r.iteration_source == "collective_period"; });
-  if (in.cross)
-    print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time",
-                  in.ranks.size());
+  std::ostringstream os;
+  print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time",
+                in.ranks.size());
+  return os.str();
+}
 
+// The rank_metrics analysis's section: iterations and step times, GPU time, per-rank highlights,
+// and one line per rank in small runs.
+std::string measurements_report(const RunSummaryInput& in) {
+  if (in.ranks.empty()) return "";
+  std::ostringstream os;
   // Only NVTX step markers give training steps; the NCCL period gives a repeating unit (one FSDP
   // block, a microbatch, or a step), so it is never called a step time.
   std::map<std::string, int> sources;
@@ -297,46 +341,33 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   std::sort(per_unit.begin(), per_unit.end());
   const std::string unit = per_unit.empty() ? "" : fmt::format("~{} collectives", per_unit[per_unit.size() / 2]);
   const bool periodic = sources.count("collective_period"), marked = sources.count("nvtx");
-  std::string src;
-  for (const auto& [s, n] : sources)
-    src += (src.empty() ? "" : ", ") + (s == "collective_period" ? fmt::format("the collective period ({} per unit, "
-                                                                               "no step markers) on {} ranks", unit, n)
-                                                                 : fmt::format("{} on {} ranks", s, n));
-  if (!in.steady_step_ms.empty()) {
-    auto d = common::Distribution::of(in.steady_step_ms);
-    std::vector<int> its;
-    for (const auto& r : in.ranks) its.push_back(r.iterations);
-    std::sort(its.begin(), its.end());
-    os << fmt::format("{}: {} per rank (median; first {}not in steady figures), from {}\n",
-                      marked ? "iterations" : "repeating units", its[its.size() / 2], marked ? "is warm-up, " : "",
-                      src);
-    const std::string what =
-        !periodic ? "step time (steady state, all ranks)"
-        : marked  ? "step time or repeating unit (NVTX steps on some ranks, collective period on others; steady state)"
-                  : fmt::format("repeating unit (collective period, {}; not a marked training step; steady state, "
-                                "all ranks)", unit);
-    os << fmt::format("{}: median {:.2f} ms, p90 {:.2f} ms, max {:.2f} ms\n", what, d.p50, d.p90, d.max);
-  } else {
-    os << "iterations: unknown (no NVTX step markers and no regularly repeating NCCL sequence: no step times); "
-          "figures cover the whole capture\n";
-  }
-
-  double busy = 0, compute = 0, nccl = 0, exposed = 0, scope = 0;
-  for (const auto& r : in.ranks) busy += r.busy_ms, compute += r.compute_ms, nccl += r.nccl_ms, exposed += r.exposed_nccl_ms, scope += r.scope_ms;
-  os << fmt::format("GPU time, all ranks: busy {:.1f}%, compute {:.1f}%, NCCL {:.1f}% (exposed {:.1f}%), idle {:.1f}%\n",
-                    pct(busy, scope), pct(compute, scope), pct(nccl, scope), pct(exposed, scope), pct(scope - busy, scope));
-  os << "per-rank highlights (largest first):\n";
-  highlight(os, in, "most idle", &RankRow::idle_ms, "GPU doing nothing");
-  highlight(os, in, "most NCCL", &RankRow::nccl_ms, "GPU in NCCL kernels");
-  highlight(os, in, "most exposed NCCL", &RankRow::exposed_nccl_ms, "NCCL not overlapped by compute");
-  highlight(os, in, "most sync", &RankRow::sync_ms, "host blocked in synchronize calls");
-
+  print_iterations(os, in, sources, unit, periodic, marked);
+  print_gpu_time(os, in);
   if (in.ranks.size() <= 64) print_rank_table(os, in, periodic, marked);
-  for (const auto& section : in.report_sections) os << "\n" << section;  // the analyses' own, in registry order
-  if (!in.failures.empty()) {
-    os << fmt::format("\nskipped {}:\n", plural(in.failures.size(), "profile"));
-    for (const auto& f : in.failures) os << "  " << failure_text(f) << "\n";
-  }
+  return os.str();
+}
+
+// The run_inputs analysis's section: the profiles skipped and why.
+std::string inputs_report(const RunSummaryInput& in) {
+  if (in.failures.empty()) return "";
+  std::string out = fmt::format("\nskipped {}:\n", plural(in.failures.size(), "profile"));
+  for (const auto& f : in.failures) out += "  " + failure_text(f) + "\n";
+  return out;
+}
+
+void print_report(std::ostream& os, const RunSummaryInput& in, const Options& opt) {
+  std::set<std::string> files;  // files that gave at least one accepted rank
+  for (const auto& r : in.ranks) files.insert(r.file);
+  const size_t files_ok = files.size();
+  os << fmt::format("straggler-scan {}: {} from {} on {}; {}\n", kToolVersion, plural(in.ranks.size(), "rank"),
+                    plural(files_ok, "file"), plural(in.hosts.size(), "host"), versions(in.inputs));
+  if (in.ranks.empty()) return;
+  os << missing_ranks_line(in, opt);
+  // The analyses' sections (Analysis::report): what is wrong, then what was measured, then what
+  // was read; within a part in registry order.
+  for (ReportPart part : {ReportPart::Verdict, ReportPart::Measurements, ReportPart::Inputs})
+    for (const auto& section : in.report_sections)
+      if (section.part == part) os << section.text;
   print_wrote(os, opt);
 }
 

@@ -75,6 +75,14 @@ struct InputFile {
   int32_t ranks = 0;  // rank processes found in it
 };
 
+// A part of the stdout report an analysis contributes (Analysis::report): printed after the
+// header, the parts in this order, each part's sections in registry order.
+enum class ReportPart : uint8_t { Verdict, Measurements, Inputs };
+struct ReportSection {
+  ReportPart part = ReportPart::Measurements;
+  std::string text;  // "" for none; whole lines
+};
+
 // What one process contributes; `ranks`, `top_kernels`, `iterations`, `histograms` hold only the
 // rows this process computed, each list sorted by rank. Counts and offsets of every process are
 // exchanged so each can write its rows at their global position.

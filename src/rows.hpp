@@ -34,7 +34,7 @@ struct RunSummaryInput {
   int32_t total_ranks = 0;
   const CrossRankResults* cross = nullptr;  // identical on every process
   std::vector<std::pair<std::string, std::string>> analysis_keys;  // Analysis::summary of each analysis
-  std::vector<std::string> report_sections;                        // Analysis::report of each, non-empty
+  std::vector<ReportSection> report_sections;                      // Analysis::report of each, non-empty
 };
 RunSummaryInput gather_summary_input(Transport& t, const RunResults& local, int root);
 

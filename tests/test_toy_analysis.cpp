@@ -61,10 +61,10 @@ class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
     j.begin_object().key("run_kernels").value(total_).key("long_ranks").value(int64_t(long_ranks().size())).end_object();
     return {{"toy", j.str()}};
   }
-  std::string report(const RunResults&, const RunSummaryInput&) const override {
-    std::string s = "toy: ranks whose longest kernel exceeds " + std::to_string(int64_t(long_us_)) + " us:";
+  ReportSection report(const RunResults&, const RunSummaryInput&) const override {
+    std::string s = "\ntoy: ranks whose longest kernel exceeds " + std::to_string(int64_t(long_us_)) + " us:";
     for (int32_t r : long_ranks()) s += " " + std::to_string(r);
-    return s + "\n";
+    return {ReportPart::Measurements, s + "\n"};
   }
   void load(const std::string& h5) override {  // what summary() and report() use, from its own table
     set_rows(tables::read_rows(h5, longest_kernel_table()));

@@ -4,6 +4,7 @@
 #include "analyses/builtin.hpp"
 #include "common/stats.hpp"
 #include "json_writer.hpp"
+#include "report.hpp"
 #include "rows.hpp"
 #include "tables/rank_tables.hpp"
 
@@ -28,6 +29,9 @@ class RankMetrics : public Analysis {
     JsonWriter j;
     j.begin_object().key("median").value(d.p50).key("p90").value(d.p90).end_object();
     return {{"step_ms", j.str()}};
+  }
+  ReportSection report(const RunResults&, const RunSummaryInput& all) const override {
+    return {ReportPart::Measurements, measurements_report(all)};
   }
 };
 

@@ -1,5 +1,6 @@
 // The run's inputs: every file read (format, version, rank processes) and every failure.
 #include "analyses/builtin.hpp"
+#include "report.hpp"
 #include "rows.hpp"
 #include "tables/run_tables.hpp"
 
@@ -14,6 +15,9 @@ class RunInputs : public Analysis {
   }
   std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput& all) const override {
     return {{"hosts", std::to_string(all.hosts.size())}, {"files", std::to_string(all.inputs.size())}};
+  }
+  ReportSection report(const RunResults&, const RunSummaryInput& all) const override {
+    return {ReportPart::Inputs, inputs_report(all)};
   }
 };
 

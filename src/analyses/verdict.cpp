@@ -4,6 +4,7 @@
 
 #include "analyses/builtin.hpp"
 #include "json_rows.hpp"
+#include "report.hpp"
 #include "tables/cross_tables.hpp"
 
 namespace straggler::analyses {
@@ -66,6 +67,9 @@ class Verdict : public Analysis {
             {"slow_links", json_rows(slow_links_table().materialize(v.slow_links))},
             {"change_points", json_rows(change_points_table().materialize(v.change_points))},
             {"straggler_evidence", e.str()}};
+  }
+  ReportSection report(const RunResults&, const RunSummaryInput& all) const override {
+    return {ReportPart::Verdict, verdict_report(all)};
   }
 };
 
