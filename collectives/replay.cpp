@@ -186,7 +186,7 @@ void find_desync(const std::vector<MemberOps>& members, size_t n, const ClockSol
 }  // namespace
 
 CommReplay replay_communicator(const std::vector<MemberOps>& members, const ClockSolution& clocks,
-                               RankAccumulator& acc) {
+                               RankAccumulator& acc, int64_t min_hang_margin_ns) {
   CommReplay out;
   const size_t n = common_ops(members);
   out.edges = comm_clock_edges(members);
@@ -202,7 +202,7 @@ CommReplay replay_communicator(const std::vector<MemberOps>& members, const Cloc
   // The hang margin: twice the longest gap between consecutive matched ops' first arrivals.
   int64_t quiet = 0;
   for (size_t k = 1; k < out.ops.size(); ++k) quiet = std::max(quiet, sat_sub(out.ops[k].first_arrival, out.ops[k - 1].first_arrival));
-  out.hang_margin_ns = std::max(kMinHangMarginNs, sat_add(quiet, quiet));
+  out.hang_margin_ns = std::max(min_hang_margin_ns, sat_add(quiet, quiet));
   size_t most = 0;
   for (const auto& m : members) most = std::max(most, m.ops.size() + (m.pending_next ? 1 : 0));
   if (most > n) find_desync(members, n, clocks, out);

@@ -105,7 +105,7 @@ std::vector<c::CommEvidence> comm_evidence(const std::vector<c::RankEvidence>& e
 }  // namespace
 
 Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<CommSummary>& comms,
-                      const c::ClockSolution& clocks, int world) {
+                      const c::ClockSolution& clocks, int world, int64_t min_hang_margin_ns) {
   Replayed rp;
   rp.acc = c::RankAccumulator(world);
   rp.stats.assign(comms.size(), CommStats{});
@@ -113,7 +113,7 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
   for (const auto& [ci, members] : owned.members) {
     x.transport().alive();  // long local work at scale, not silence (--timeout)
     const auto decoded = decode(comms[ci], members);
-    const auto replay = c::replay_communicator(decoded, clocks, rp.acc);
+    const auto replay = c::replay_communicator(decoded, clocks, rp.acc, min_hang_margin_ns);
     std::vector<int32_t> ranks;
     for (const auto& m : decoded) ranks.push_back(m.rank);
     c::add_blame_records(replay, ranks, rp.blame);

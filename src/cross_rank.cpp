@@ -14,15 +14,16 @@
 namespace straggler {
 namespace c = collectives;
 
-CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its) {
+CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its,
+                                int64_t min_hang_margin_ns) {
   CrossRankInput in;
   in.host = tl.host;
   const auto ops = c::extract_ops(tl, its, -1);
-  in.pending = c::pending_ops(tl, ops, its);
+  in.pending = c::pending_ops(tl, ops, its, min_hang_margin_ns);
   in.summaries = summarize_streams(ops);
   in.streams = encode_streams(ops);
   in.capture_end = tl.utc_epoch_ns + tl.capture_end;
-  for (const auto& p : tl.pending_nccl) in.stuck |= tl.capture_end - p.launch >= c::kMinHangMarginNs;
+  for (const auto& p : tl.pending_nccl) in.stuck |= tl.capture_end - p.launch >= min_hang_margin_ns;
   in.work = ranks::iteration_work(tl, its);
   for (const auto& it : its) in.iteration_number.push_back(it.number), in.step_ms.push_back(double(it.step_ns) / 1e6);
   return in;
@@ -227,15 +228,17 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
 }
 
 CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local, int world,
-                                const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction) {
+                                const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction,
+                                int64_t min_hang_margin_ns) {
   Exchange x(t);
   CrossRankResults res;
+  res.min_hang_margin_ns = min_hang_margin_ns;
   const Inferred inf = infer_stage(x, local, layout_given);
   res.comms = inf.comms, res.layout = inf.inference.layout;
   res.owned = ship_records(x, local, inf);
   const ClockFit fit = align_clocks(x, *res.owned, inf, local, world, clock_correction);
   res.clocks = fit.solution;
-  Replayed rp = replay_stage(x, *res.owned, res.comms, res.clocks, world);
+  Replayed rp = replay_stage(x, *res.owned, res.comms, res.clocks, world, min_hang_margin_ns);
   // A correction that makes the clock condition worse (more ops ending before their last member
   // arrived) is wrong somewhere: never apply it. The replay counted both; replay again only then.
   if (clock_correction) {
@@ -246,7 +249,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
                                        "violations from {} to {}; clocks left as recorded",
                                        max_offset(res.clocks, inf.streams) / 1e6, before, after);
       res.clocks = c::solve_clocks(world, {}, fit.reference);
-      rp = replay_stage(x, *res.owned, res.comms, res.clocks, world);
+      rp = replay_stage(x, *res.owned, res.comms, res.clocks, world, min_hang_margin_ns);
     }
   }
   summarize_clock(fit, res.clocks, inf, res.clock);
@@ -268,7 +271,7 @@ void replay_owned(const CrossRankResults& x, const std::function<void(size_t, co
   if (!x.owned) return;
   c::RankAccumulator scratch(int(x.clocks.offset_ns.size()));  // the sums were taken in run_cross_rank
   for (const auto& [ci, members] : x.owned->members) {
-    const auto replay = c::replay_communicator(decode(x.comms[ci], members), x.clocks, scratch);
+    const auto replay = c::replay_communicator(decode(x.comms[ci], members), x.clocks, scratch, x.min_hang_margin_ns);
     if (int64_t(replay.ops.size()) != x.comms[ci].matched_ops)
       throw std::logic_error("replay of " + x.comms[ci].name + " differs from the analysis");
     fn(ci, replay);

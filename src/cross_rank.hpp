@@ -45,7 +45,9 @@ struct CrossRankInput {
   std::vector<ranks::RankFinding> findings;  // its root-cause findings (ranks/findings.hpp)
 };
 
-CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its);
+// `min_hang_margin_ns`: how old a launch that never completed must be to count as stuck (--hang-margin).
+CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its,
+                                int64_t min_hang_margin_ns = collectives::kMinHangMarginNs);
 void set_cross_rank(CrossRankInput& in, int rank);
 
 // One communicator as every process knows it.
@@ -97,13 +99,15 @@ struct CrossRankResults {
   std::vector<std::vector<int64_t>> iteration_number;
   // Root-cause findings of every rank (comm_imbalance included), by rank then finding.
   std::vector<ranks::RankFinding> findings;
+  int64_t min_hang_margin_ns = collectives::kMinHangMarginNs;  // the run's --hang-margin (replay_owned too)
   int64_t bytes_exchanged = 0;                    // sent by this process
   int64_t bytes_exchanged_total = 0;              // sent by all processes together
 };
 
 // Collective. Ships (and frees) the records of `local` as it goes.
 CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local, int world,
-                                const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction = true);
+                                const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction = true,
+                                int64_t min_hang_margin_ns = collectives::kMinHangMarginNs);
 
 // Replays each communicator this process owns again, with the final clocks, in index order, and
 // hands its per-op results to `fn` (index in comms, replay). The same results as the analysis saw.

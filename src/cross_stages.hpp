@@ -98,7 +98,7 @@ struct Replayed {
   ReplayNotes notes;                 // this process's communicators
 };
 Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<CommSummary>& comms,
-                      const collectives::ClockSolution& clocks, int world);
+                      const collectives::ClockSolution& clocks, int world, int64_t min_hang_margin_ns);
 
 // 5. Sets res.desync, res.capture_ended (root causes, pipeline group numbers) and mismatch texts.
 void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const std::vector<CrossRankInput>& local,

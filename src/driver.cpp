@@ -132,6 +132,8 @@ std::vector<int> assign_files(const std::vector<ranks::ProfileFile>& files, int 
   return owner;
 }
 
+int64_t hang_margin_ns(const Options& opt) { return int64_t(opt.hang_margin_s * 1e9); }
+
 struct LocalRank {
   ranks::FoundProcess key;
   RankOutputs out;
@@ -167,7 +169,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
                   int64_t(std::count(tl.kernels.is_nccl.begin(), tl.kernels.is_nccl.end(), 1) + tl.pending_nccl.size())};
         const auto metrics = ranks::compute_metrics(tl, mopt);
         lr.out = make_rank_outputs(tl, metrics);
-        lr.cross = make_cross_input(tl, metrics.iterations);
+        lr.cross = make_cross_input(tl, metrics.iterations, hang_margin_ns(opt));
         lr.cross.clock_domain = int64_t(f);
         lr.cross.findings = ranks::find_rank_findings(tl, metrics);
         for (const auto& a : analyses) a->add_rank(local.ranks.size(), {tl, metrics});
@@ -317,7 +319,7 @@ Scan analyse(Transport& t, const Options& opt, const ProfileReader& read) {
   timings().mark("assign ranks");
   check_layout(opt, res.world, res.failures);  // the same answer on every process
   scan.cross = std::make_shared<const CrossRankResults>(
-      run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction));
+      run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction, hang_margin_ns(opt)));
   apply_cross_rank(res, *scan.cross);
   res.cross = scan.cross.get();  // the shared results stay where they are when the scan moves
   for (const auto& a : scan.analyses) a->finish(t, res);

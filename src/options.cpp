@@ -79,6 +79,8 @@ void take_values(const po::variables_map& vm, Options& out) {
   out.clock_correction = !vm.count("no-clock-correction");
   if (!(out.timeout_s >= 0))  // NaN too
     throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
+  if (!(out.hang_margin_s > 0 && out.hang_margin_s <= 86400))  // NaN too; a day is far past any hang
+    throw common::UsageError("--hang-margin " + std::to_string(out.hang_margin_s) + ": must be seconds in (0, 86400]");
   if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
     throw common::UsageError("--top-kernels " + std::to_string(n) + ": must be a count of at least 1");
   else
@@ -134,7 +136,11 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "timings", po::bool_switch(&out.timings), "print the wall time of each stage (process 0) to stderr")(
       "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
       "under mpirun: seconds a process may give no sign of life (stopped, frozen, hung in I/O) before the job "
-      "ends with exit status 1 naming it; 0 waits forever");
+      "ends with exit status 1 naming it; 0 waits forever")(
+      "hang-margin", po::value(&out.hang_margin_s)->default_value(out.hang_margin_s),
+      "seconds a member's capture must run past the others' arrival at an op it never reached to call it a "
+      "desync (else its capture merely ended), and the age a launch that never completed needs to count as "
+      "stuck; at least twice a communicator's longest quiet gap is used anyway");
   // The registered analyses' own options (AnalysisInfo::options): one line each where they register.
   const auto registry = analysis_registry();
   for (const auto& a : registry)

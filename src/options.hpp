@@ -28,6 +28,10 @@ struct Options {
   bool quiet = false;
   bool timings = false;             // --timings: wall time of each stage on stderr
   double timeout_s = 600;           // --timeout: under MPI, how long a silent process is waited for (0: forever)
+  // --hang-margin: the least time a member's capture must run past the others' arrival at an op it
+  // never reached for a desync (else its capture merely ended), and how old a launch that never
+  // completed must be to count as stuck (collectives::kMinHangMarginNs; replay.hpp, Desync).
+  double hang_margin_s = 1.0;
   std::string command_line;         // as given, for the output's provenance
   // Options the registered analyses declare (AnalysisInfo::options), by name: every one present,
   // given or its default. An analysis reads its own through analysis_option().

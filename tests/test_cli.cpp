@@ -279,3 +279,24 @@ TEST_F(Cli, EveryHdf5ObjectIsDocumented) {
   }
   EXPECT_GT(objects, 80u);
 }
+
+// --hang-margin, the one spelling of the hang margin: a member missing an op is a desync only when
+// its capture ran that long past the others' arrival (and a launch that never completed counts as
+// stuck only when that old). The generated hang leaves the stuck ranks' captures running ~seconds
+// on: a desync at the default (1 s), none when the margin is a day.
+TEST_F(Cli, HangMarginIsOneOption) {
+  const std::string hang = (root / "hang").string();
+  auto g = sh(kSim + " " + hang + " --layout 2x2x2 --hosts 2 --iterations 6 --seed 9 --fault hang:6:3");
+  ASSERT_EQ(g.status, 0) << g.out;
+  auto a = sh(kScan + " " + hang + " -q -o " + out("hang_a.h5") + " --summary " + out("hang_a.json"));
+  auto b = sh(kScan + " " + hang + " -q -o " + out("hang_b.h5") + " --summary " + out("hang_b.json") + " --hang-margin 86400");
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_EQ(slurp(out("hang_a.json")).find("\"desync\": []"), std::string::npos) << slurp(out("hang_a.json"));
+  EXPECT_NE(slurp(out("hang_b.json")).find("\"desync\": []"), std::string::npos) << slurp(out("hang_b.json"));
+  for (const char* bad : {"0", "-1", "nan", "100000"}) {
+    auto r = sh(kScan + " " + hang + " -q -o " + out("hang_c.h5") + " --hang-margin " + bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("--hang-margin"), std::string::npos) << r.out;
+  }
+}

@@ -101,8 +101,9 @@ void keep_link_ops(std::vector<MemberOps>& members, int64_t offset_ns, int64_t t
 // Clock edges of a communicator from its members' matched end times (before any correction).
 std::vector<ClockEdge> comm_clock_edges(const std::vector<MemberOps>& members);
 
-// Full replay with the clock solution; adds per-rank sums into acc.
+// Full replay with the clock solution; adds per-rank sums into acc. `min_hang_margin_ns`: the
+// least hang margin (see Desync; the run's --hang-margin).
 CommReplay replay_communicator(const std::vector<MemberOps>& members, const ClockSolution& clocks,
-                               RankAccumulator& acc);
+                               RankAccumulator& acc, int64_t min_hang_margin_ns = kMinHangMarginNs);
 
 }  // namespace collectives
