@@ -47,6 +47,12 @@ po::variables_map parse_with(int argc, char** argv, const po::options_descriptio
   return vm;
 }
 
+// --timeout, for both command lines. Throws common::UsageError.
+void check_timeout(double seconds) {
+  if (!(seconds >= 0))  // NaN too
+    throw common::UsageError("--timeout " + std::to_string(seconds) + ": must be seconds >= 0");
+}
+
 // `straggler-scan report SCAN.h5 [--summary S.json]`: the arguments after "report".
 bool parse_report(int argc, char** argv, Options& out, bool silent) {
   po::options_description visible(
@@ -68,7 +74,7 @@ bool parse_report(int argc, char** argv, Options& out, bool silent) {
   const auto scans = vm.count("scan") ? vm["scan"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (scans.size() != 1)
     throw common::UsageError("report: give exactly one scan file (SCAN.h5), got " + std::to_string(scans.size()));
-  if (!(out.timeout_s >= 0)) throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
+  check_timeout(out.timeout_s);
   out.command = Options::Command::Report, out.scan_file = scans.front(), out.output.clear();
   record_command_line(argc, argv, out);
   return true;
@@ -77,8 +83,7 @@ bool parse_report(int argc, char** argv, Options& out, bool silent) {
 // The parsed values that need a check or a conversion. Throws common::UsageError.
 void take_values(const po::variables_map& vm, Options& out) {
   out.clock_correction = !vm.count("no-clock-correction");
-  if (!(out.timeout_s >= 0))  // NaN too
-    throw common::UsageError("--timeout " + std::to_string(out.timeout_s) + ": must be seconds >= 0");
+  check_timeout(out.timeout_s);
   if (!(out.hang_margin_s > 0 && out.hang_margin_s <= 86400))  // NaN too; a day is far past any hang
     throw common::UsageError("--hang-margin " + std::to_string(out.hang_margin_s) + ": must be seconds in (0, 86400]");
   if (const int64_t n = vm["top-kernels"].as<int64_t>(); n < 1)
