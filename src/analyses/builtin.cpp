@@ -17,6 +17,9 @@ std::vector<AnalysisInfo> builtin_analyses() {
       {"verdict", "stragglers and their cause, slow links, per-iteration blame, job change points", plain(verdict)},
       {"desync", "hangs: the first op some members never reached, and who stopped by itself", plain(desync)},
       {"findings", "root causes per rank (Book of Root Causes) tied to the stragglers", plain(findings)},
+      {"pipeline", "pipeline bubble per stage against (p-1)/(v m), the schedule inferred, the excess attributed", pipeline,
+       {{"microbatches", "microbatches per iteration (default: inferred from the p2p ops)", ""},
+        {"virtual-stages", "model chunks per pipeline stage, interleaved 1F1B (default: inferred)", ""}}},
   };
 }
 

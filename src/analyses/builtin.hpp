@@ -13,5 +13,6 @@ std::unique_ptr<Analysis> clock();         // /clock
 std::unique_ptr<Analysis> verdict();       // /stragglers, /slow_links, /iterations/{matrices, job, change points}
 std::unique_ptr<Analysis> desync();        // /desync, /capture_ended
 std::unique_ptr<Analysis> findings();      // /findings
+std::unique_ptr<Analysis> pipeline(const Options& spec);  // /pipeline: bubble against the schedule's promise
 
 }  // namespace straggler::analyses

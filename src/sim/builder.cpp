@@ -149,13 +149,14 @@ class Builder {
     extra_acc_ += extra_work() - 1.0;  // extra launches of the same kernel, spread evenly
     for (; extra_acc_ >= 1.0 - 1e-9; extra_acc_ -= 1.0) one(false);
   }
-  void coll(int key, Api api, uint8_t stream, Kernel k) {
+  Op& coll(int key, Api api, uint8_t stream, Kernel k) {
     const bool group = api != Api::AllReduce;
     Op& op = push(OpType::Coll, k, int64_t((group ? rng_.uniform(18, 24) : rng_.uniform(12, 16)) * kUs), 0, gap());
     op.key = key;
     op.seq = seq_[key]++;
     op.api = api;
     op.stream = pat_.nccl_compute ? uint8_t(kCompute) : stream;  // nccl_compute: NCCL on the compute stream
+    return op;
   }
   void tp_ar() {
     if (c_.tp_key[rank_] >= 0) coll(c_.tp_key[rank_], Api::AllReduce, kTpStream, kNcclAllReduce);
@@ -166,15 +167,18 @@ class Builder {
       else compute(steps[i].k, steps[i].us, true);
     }
   }
-  void forward() {
+  // Layers of one model chunk (all of the stage's layers unless interleaved).
+  int chunk_layers() const { return o_.layers / o_.virtual_stages; }
+  bool last_chunk(int chunk) const { return stage_ == c_.P - 1 && chunk == o_.virtual_stages - 1; }
+  void forward(int chunk = 0) {
     if (hiccup_forward_ >= 0 && forwards_in_it_++ == hiccup_forward_) push(OpType::Stall, 0, int64_t(hiccup_ms_ * 1e6), 0, 0);
     h2d();
-    for (int l = 0; l < o_.layers; ++l) {
+    for (int l = 0; l < chunk_layers(); ++l) {
       if (it_ == 0 && forwards_ == 0 && pat_.compile_ms > 0) stall(pat_.compile_ms, false);  // first call: compile
       layer(kFwdLayer, std::size(kFwdLayer));
       mid_sync();
     }
-    if (stage_ == c_.P - 1) compute(kLossFwd.k, kLossFwd.us, true);
+    if (last_chunk(chunk)) compute(kLossFwd.k, kLossFwd.us, true);
     small_kernels();
     ++forwards_;
   }
@@ -182,12 +186,14 @@ class Builder {
   // --dp-overlap: in the iteration's last backward, bucket b is all-reduced as soon as its layers'
   // gradients exist: after the backward of the layer floor((b + 1) L / 4) - 1 in backward order
   // (the last bucket after the last layer), while the backward goes on.
-  void backward() {
-    const bool last = ++backwards_in_it_ == o_.microbatches && o_.dp_overlap && c_.dp_key[rank_] >= 0;
-    if (stage_ == c_.P - 1) compute(kLossBwd.k, kLossBwd.us, true);
-    for (int l = 0, b = 0; l < o_.layers; ++l) {
+  void backward(int chunk = 0) {
+    const int n = chunk_layers();
+    const bool last =
+        ++backwards_in_it_ == o_.microbatches * o_.virtual_stages && o_.dp_overlap && c_.dp_key[rank_] >= 0;
+    if (last_chunk(chunk)) compute(kLossBwd.k, kLossBwd.us, true);
+    for (int l = 0, b = 0; l < n; ++l) {
       layer(kBwdLayer, std::size(kBwdLayer));
-      for (; last && b < kDpBuckets && (b + 1) * o_.layers / kDpBuckets - 1 <= l; ++b) dp_bucket();
+      for (; last && b < kDpBuckets && (b + 1) * n / kDpBuckets - 1 <= l; ++b) dp_bucket();
       mid_sync();
     }
   }
@@ -196,8 +202,60 @@ class Builder {
     const int key = dir > 0 ? c_.link_next[rank_] : c_.link_prev[rank_];
     if (key >= 0) coll(key, api, dir > 0 && !o_.p2p_one_stream ? kPpNextStream : kPpStream, kNcclSendRecv);
   }
-  // Megatron 1F1B without interleaving; grouped send/recv pairs are one SendRecv kernel.
   void pipeline() {
+    if (o_.schedule == "gpipe") return gpipe();
+    if (o_.schedule == "interleaved") return interleaved();
+    one_f_one_b();
+  }
+  // gpipe and interleaved: separate isend / irecv kernels (one peer each); the host waits for a
+  // receive (the next compute needs it), not for a send. Link: +1 next stage, -1 previous; the
+  // wrap-around link of interleaved runs counts as the last stage's next and the first's previous.
+  // Each direction has its own key (forward: the link's key, backward: the one after it) and its
+  // own stream: a send and a receive of one link on one stream, each waiting for the peer's
+  // kernel queued behind the other, would deadlock (Megatron batches them into one kernel).
+  int link_key(int dir) const {
+    return dir > 0 ? (c_.link_next[rank_] >= 0 ? c_.link_next[rank_] : c_.wrap_out[rank_])
+                   : (c_.link_prev[rank_] >= 0 ? c_.link_prev[rank_] : c_.wrap_in[rank_]);
+  }
+  void recv(int dir) {  // activations from the previous stage (dir -1), gradients from the next (+1)
+    const int key = link_key(dir);
+    if (key >= 0) coll(key + (dir > 0), Api::Recv, dir > 0 ? kPpNextRecv : kPpStream, kNcclSendRecv);
+  }
+  void send(int dir) {  // activations to the next stage (+1), gradients to the previous (-1)
+    const int key = link_key(dir);
+    if (key >= 0) coll(key + (dir < 0), Api::Send, dir > 0 ? kPpNextStream : kPpPrevSend, kNcclSendRecv).async = true;
+  }
+  // GPipe: every microbatch's forward, then every backward (one flush).
+  void gpipe() {
+    const int M = o_.microbatches;
+    for (int i = 0; i < M; ++i) recv(-1), forward(), send(+1);
+    for (int i = 0; i < M; ++i) recv(+1), backward(), send(-1);
+  }
+  // Megatron's forward_backward_pipelining_with_interleaving: virtual microbatch k runs model chunk
+  // (k / P) % v forward (v - 1 - that backward); warm-up (P - s - 1) * 2 + (v - 1) * P forwards,
+  // then one forward and one backward each, then the remaining backwards. Virtual stage j = c P + s
+  // receives from j - 1 and sends to j + 1 (the first and last of all receive / send nothing).
+  void interleaved() {
+    const int P = c_.P, s = stage_, v = o_.virtual_stages, total = o_.microbatches * v;
+    const int warm = std::min((P - s - 1) * 2 + (v - 1) * P, total);
+    auto fwd = [&](int k) {
+      const int c = (k / P) % v, j = c * P + s;
+      if (j > 0) recv(-1);
+      forward(c);
+      if (j < P * v - 1) send(+1);
+    };
+    auto bwd = [&](int k) {
+      const int c = v - 1 - (k / P) % v, j = c * P + s;
+      if (j < P * v - 1) recv(+1);
+      backward(c);
+      if (j > 0) send(-1);
+    };
+    for (int k = 0; k < warm; ++k) fwd(k);
+    for (int k = 0; k + warm < total; ++k) fwd(k + warm), bwd(k);
+    for (int k = std::max(0, total - warm); k < total; ++k) bwd(k);
+  }
+  // Megatron 1F1B without interleaving; grouped send/recv pairs are one SendRecv kernel.
+  void one_f_one_b() {
     const int P = c_.P, s = stage_, M = o_.microbatches;
     const int warm = std::min(P - s - 1, M), steady = M - warm;
     for (int i = 0; i < warm; ++i) {

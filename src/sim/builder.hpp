@@ -18,6 +18,8 @@ struct RunCtx {
   std::vector<CommInfo> comms;
   std::vector<CollKey> keys;
   std::vector<int> tp_key, dp_key, link_next, link_prev;  // per rank, -1 when absent
+  // Interleaved schedule: the wrap-around link from the last stage (its wrap_out) to the first (its wrap_in).
+  std::vector<int> wrap_out, wrap_in;
   int host_of(int r) const { return hp.host_of(r, world); }
 };
 

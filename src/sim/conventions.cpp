@@ -15,7 +15,7 @@
 namespace sim {
 namespace {
 
-const char* const kSlotNames[kStreamSlots] = {"compute", "tp", "pp_prev", "dp", "pp_next"};
+const char* const kSlotNames[kStreamSlots] = {"compute", "tp", "pp_prev", "dp", "pp_next", "pp_prev_send", "pp_next_recv"};
 
 }  // namespace
 
@@ -63,7 +63,9 @@ std::vector<int32_t> graph_heads(const RankTrace& tr, int from_iter) {
 // The original layout: streams 7/13/17/21/19, pid 1000 + local rank.
 void fixed_conventions(const Simulation& sim, Conventions& cv) {
   const auto& L = sim.opt.layout;
-  const bool used[kStreamSlots] = {true, L.tp > 1, L.pp > 1, L.dp > 1, L.pp > 2};
+  const bool dirs = L.pp > 1 && sim.opt.schedule != "1f1b";  // per-direction p2p streams
+  const bool used[kStreamSlots] = {true, L.tp > 1, L.pp > 1, L.dp > 1, L.pp > 2 || (dirs && sim.opt.schedule == "interleaved"),
+                                   dirs, dirs};
   for (int r = 0; r < sim.world; ++r) {
     cv.pid[r] = pid_of_rank(sim, r);
     cv.device[r] = local_rank_of(sim, r);
@@ -157,7 +159,9 @@ Conventions make_conventions(const Simulation& sim) {
   cv.random = o.random_conventions;
   cv.pid.resize(W);
   cv.device.resize(W);
-  cv.stream.assign(W, {-1, -1, -1, -1, -1});
+  std::array<int, kStreamSlots> none;
+  none.fill(-1);
+  cv.stream.assign(W, none);
   cv.created.resize(W);
   cv.graph_from.assign(W, -1);
   cv.graph_launches.assign(W, 0);
@@ -224,7 +228,7 @@ std::string conventions_json(const Simulation& sim, const Conventions& cv, const
       cv.iteration_markers, o.nccl_domain_create);
   out(R"(  "analysis_details_start": "{}", "correlation_ids": "gapped", "stream_ids": "per_process_first_use",)" "\n",
       cv.system_clock_start ? "system_clock" : "capture_relative");
-  out(R"(  "p2p_streams": "{}", "dp_overlap": {},)" "\n", o.p2p_one_stream ? "one_per_rank" : "one_per_link", o.dp_overlap);
+  out(R"(  "p2p_streams": "{}", "dp_overlap": {},)" "\n", o.schedule != "1f1b" && o.layout.pp > 1 ? "one_per_direction" : o.p2p_one_stream ? "one_per_rank" : "one_per_link", o.dp_overlap);
   out("  \"files\": [");
   for (size_t i = 0; i < files.size(); ++i) {
     const int r0 = files[i].ranks.front();

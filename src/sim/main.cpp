@@ -51,7 +51,7 @@ po::options_description describe(sim::Options& o, Cli& cli) {
   po::options_description desc(
       "Usage: straggler-sim OUT_DIR [options]\n"
       "Faults: slow_gpu:RANK:FROM_ITER:FACTOR  host_delay:RANK:FROM_ITER:MS  extra_work:RANK:FROM_ITER:FACTOR\n"
-      "        slow_link:HOST_A:HOST_B:FACTOR  stage_imbalance:STAGE:FACTOR  hang:RANK:ITER  crash:RANK:ITER\n"
+      "        slow_link:HOST_A:HOST_B:FACTOR  stage_imbalance:STAGE:FACTOR  slow_p2p:FACTOR  hang:RANK:ITER  crash:RANK:ITER\n"
       "Root-cause patterns (RANK a rank or `all`; truth.json lists them under \"findings\"):\n"
       "        gc_pause:RANK:EVERY:MS  sync:RANK:MS  nccl_compute:RANK  h2d:RANK:MIB  small_kernels:RANK:COUNT\n"
       "        compile:RANK:MS  hotspot:RANK:SHARE  slow_host:RANK:US   (see src/sim/SPEC.md)\n"
@@ -65,6 +65,9 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("iterations", po::value(&o.iterations)->default_value(o.iterations), "training iterations (0 = warm-up)")
       ("microbatches", po::value(&o.microbatches)->default_value(o.microbatches), "microbatches per iteration")
       ("layers", po::value(&o.layers)->default_value(o.layers), "transformer layers per pipeline stage")
+      ("schedule", po::value(&o.schedule)->default_value(o.schedule), "pipeline schedule: 1f1b, gpipe or interleaved")
+      ("virtual-stages", po::value(&o.virtual_stages)->default_value(o.virtual_stages),
+       "model chunks per stage (--schedule interleaved)")
       ("seed", po::value(&o.seed)->default_value(o.seed), "random seed")
       ("jitter", po::value(&o.jitter)->default_value(o.jitter), "per-kernel duration noise (sd, relative)")
       ("noise", po::value<std::string>(), "PROB:MS[:WOBBLE[:SPREAD]] realistic noise: host hiccups of median MS ms with probability "

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <deque>
 #include <stdexcept>
+#include <utility>
 
 namespace sim {
 namespace {
@@ -32,6 +33,9 @@ double transfer_ns(const RunCtx& c, const CollKey& k, bool p2p) {
     }
     if (f.host_a == f.host_b ? (on_a && off_a) : (on_a && on_b)) t *= f.factor;
   }
+  if (p2p)
+    for (const Fault& f : c.o.faults)
+      if (f.kind == FaultKind::SlowP2P) t *= f.factor;
   return t;
 }
 
@@ -46,14 +50,23 @@ RunCtx make_ctx(const Options& o) {
   c.dp_key.assign(c.world, -1);
   c.link_next.assign(c.world, -1);
   c.link_prev.assign(c.world, -1);
+  c.wrap_out.assign(c.world, -1);
+  c.wrap_in.assign(c.world, -1);
   for (const auto& g : topology::communicator_groups(o.layout)) {
     const int ci = int(c.comms.size());
     c.comms.push_back({g.name(), topology::group_kind_name(g.kind), g.ranks, 0});
     const int n = int(g.ranks.size());
     if (g.kind == topology::GroupKind::PP) {
-      for (int s = 0; s + 1 < n; ++s) {  // one key per adjacent-stage link
+      // One key per adjacent-stage link (1f1b: SendRecv both ways); gpipe / interleaved: two, the
+      // forward direction and then the backward one (sends and receives pair per direction).
+      const int per_link = o.schedule == "1f1b" ? 1 : 2;
+      for (int s = 0; s + 1 < n; ++s) {
         c.link_next[g.ranks[s]] = c.link_prev[g.ranks[s + 1]] = int(c.keys.size());
-        c.keys.push_back({ci, {g.ranks[s], g.ranks[s + 1]}, 8 << 20, 1.0, 0});
+        for (int d = 0; d < per_link; ++d) c.keys.push_back({ci, {g.ranks[s], g.ranks[s + 1]}, 8 << 20, 1.0, 0});
+      }
+      if (o.schedule == "interleaved" && n >= 2) {  // last stage's chunk k -> first stage's chunk k+1
+        c.wrap_out[g.ranks[n - 1]] = c.wrap_in[g.ranks[0]] = int(c.keys.size());
+        for (int d = 0; d < per_link; ++d) c.keys.push_back({ci, {g.ranks[0], g.ranks[n - 1]}, 8 << 20, 1.0, 0});
       }
       continue;
     }
@@ -77,9 +90,10 @@ struct RankState {
   int64_t sf[kStreamSlots] = {};  // when each stream is free (one per slot: kPpNextStream is 4)
   bool arrived = false;
   // --dp-overlap: gradient buckets launched whose kernels have not completed, in DP-stream order
-  // (ops indices); dp_arrived: the first of them has arrived at its collective.
+  // (ops indices).
+  // Also the isends of gpipe / interleaved runs (Op::async), each queued on its own stream.
   std::deque<size_t> dpq;
-  bool dp_arrived = false;
+  bool q_arrived[kStreamSlots] = {};  // the first queued op of that stream has arrived
 };
 
 int hang_iteration(const Options& o, int rank) {
@@ -163,6 +177,7 @@ void arrive(const RunCtx& c, const Options& opt, int r, const Op& op, Inst& in, 
 void complete(const RunCtx& c, const Options& opt, int r, RankState& s, Op& op, const Inst& in) {
   op.end = in.end_base + int64_t(hash4(opt.seed, op.key, op.seq, 2 + r) % 2001);  // 0..2 us per member
   s.sf[op.stream] = op.end;
+  if (op.async) return;  // an isend: nothing waits for it
   if (op.key == c.dp_key[r]) s.dp_done = std::max(s.dp_done, op.end);  // (on the DP stream unless nccl_compute)
   else s.compute_dep = std::max(s.compute_dep, op.end);  // Megatron waits on TP / p2p results
 }
@@ -190,7 +205,7 @@ bool step_collective(const RunCtx& c, const Options& opt, int r, RankState& s, O
 // --dp-overlap: a gradient bucket on the DP stream. The host launches it and goes on (the compute
 // stream does not wait for it); its kernel queues on the DP stream (advance_dp).
 bool overlapped(const RunCtx& c, int r, const Op& op) {
-  return c.o.dp_overlap && op.type == OpType::Coll && op.key == c.dp_key[r] && op.stream == kDpStream;
+  return op.async || (c.o.dp_overlap && op.type == OpType::Coll && op.key == c.dp_key[r] && op.stream == kDpStream);
 }
 void launch_overlapped(RankState& s, Op& op, size_t i) {
   const int64_t cost = op.cpu_end, gap = op.start;
@@ -200,22 +215,35 @@ void launch_overlapped(RankState& s, Op& op, size_t i) {
   op.start = std::max(coll_launch_end(op) + 3 * kUs, s.last_compute);  // launched, and its gradients computed
   s.dpq.push_back(i);
 }
-// Runs rank r's DP stream as far as its queued buckets complete (each starts when the previous ended).
+// Runs rank r's queued ops (DP buckets, isends) as far as they complete: per stream in queue
+// order, each starting when the previous one on its stream ended.
 void advance_dp(const RunCtx& c, const Options& opt, int r, RankState& s, RankTrace& tr,
                 std::vector<std::vector<Inst>>& inst, std::vector<int>& ready) {
-  while (!s.dpq.empty()) {
-    Op& op = tr.ops[s.dpq.front()];
-    Inst& in = inst[op.key][op.seq];
-    if (!s.dp_arrived) {
-      op.start = std::max(op.start, s.sf[op.stream]);
-      s.dp_arrived = true;
-      arrive(c, opt, r, op, in, op.start, ready);
+  for (bool progress = true; progress;) {
+    progress = false;
+    bool seen[kStreamSlots] = {};
+    for (size_t qi = 0; qi < s.dpq.size(); ++qi) {
+      Op& op = tr.ops[s.dpq[qi]];
+      if (std::exchange(seen[op.stream], true)) continue;  // not the first of its stream
+      Inst& in = inst[op.key][op.seq];
+      if (!s.q_arrived[op.stream]) {
+        op.start = std::max(op.start, s.sf[op.stream]);
+        s.q_arrived[op.stream] = true;
+        arrive(c, opt, r, op, in, op.start, ready);
+      }
+      if (!in.done) continue;
+      complete(c, opt, r, s, op, in);
+      s.q_arrived[op.stream] = false;
+      s.dpq.erase(s.dpq.begin() + long(qi));
+      progress = true;
+      break;
     }
-    if (!in.done) return;
-    complete(c, opt, r, s, op, in);
-    s.dp_arrived = false;
-    s.dpq.pop_front();
   }
+}
+bool queued_on(const RankState& s, const RankTrace& tr, uint8_t stream) {
+  for (size_t i : s.dpq)
+    if (tr.ops[i].stream == stream) return true;
+  return false;
 }
 
 // Any other op: its times follow from the host cursor and the streams it waits on.
@@ -282,6 +310,7 @@ std::vector<RankState> run_events(const RunCtx& c, const Options& opt, Simulatio
         launch_overlapped(s, op, s.cursor);
         advance_dp(c, opt, r, s, tr, inst, ready);
       } else if (op.type == OpType::Coll) {
+        if (!s.arrived && queued_on(s, tr, op.stream)) break;  // a stream runs in order: after its queued isends
         if (!step_collective(c, opt, r, s, op, inst, ready)) break;
       } else {
         if (!s.dpq.empty() && (op.waits_dp || op.drain || op.type == OpType::Sync)) break;  // waits for the buckets

@@ -25,9 +25,13 @@ enum class Api : uint8_t { AllReduce, Send, Recv, SendRecv };
 // Streams per process: compute (and memcpy), then one per communicator. Pipeline p2p runs on one
 // communicator (and stream) per link, as PyTorch does: the link to the previous stage and the
 // link to the next stage are separate.
-constexpr int kStreamSlots = 5;
-constexpr int kStreamIds[kStreamSlots] = {7, 13, 17, 21, 19};
-enum StreamSlot : uint8_t { kCompute = 0, kTpStream = 1, kPpStream = 2, kDpStream = 3, kPpNextStream = 4 };
+// gpipe and interleaved runs send and receive on streams of their own per direction (kPpStream:
+// receive from the previous stage, kPpNextStream: send to the next; kPpPrevSend, kPpNextRecv).
+constexpr int kStreamSlots = 7;
+constexpr int kStreamIds[kStreamSlots] = {7, 13, 17, 21, 19, 23, 27};
+enum StreamSlot : uint8_t {
+  kCompute = 0, kTpStream = 1, kPpStream = 2, kDpStream = 3, kPpNextStream = 4, kPpPrevSend = 5, kPpNextRecv = 6
+};
 
 constexpr int64_t kH2DBytes = 16 << 20;
 constexpr int64_t kD2HBytes = 4;
@@ -42,12 +46,15 @@ struct Op {
   uint8_t kernel = 0;
   Api api = Api::AllReduce;
   uint8_t stream = kCompute;
-  bool waits_dp = false;  // optimizer: waits for the DP gradient all-reduces
+  bool waits_dp : 1 = false;  // optimizer: waits for the DP gradient all-reduces
   // Hang: a collective this rank launched but that never completed (a peer never joined). Its
   // NVTX ranges and launch call are written, its kernel is not (CUPTI never records it).
-  bool pending = false;
-  bool mid_iter = false;  // Sync: a sync inside the iteration (sync fault): it does not end the iteration
-  bool drain = false;     // Stall: starts when the rank's GPU has run dry (gc_pause: the GPU idles its cost)
+  bool pending : 1 = false;
+  bool mid_iter : 1 = false;  // Sync: a sync inside the iteration (sync fault): it does not end the iteration
+  bool drain : 1 = false;     // Stall: starts when the rank's GPU has run dry (gc_pause: the GPU idles its cost)
+  // Coll (gpipe, interleaved sends): an isend; the host launches it and goes on, its kernel queues
+  // on its stream and nothing waits for it but later ops of that stream and the iteration's end.
+  bool async : 1 = false;
   int32_t bytes = 0;      // H2D, D2H: bytes copied
 };
 static_assert(sizeof(Op) <= 56, "a run holds millions of ops: keep Op small");

@@ -27,6 +27,7 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::ExtraWork: return "extra_work";
     case FaultKind::SlowLink: return "slow_link";
     case FaultKind::StageImbalance: return "stage_imbalance";
+    case FaultKind::SlowP2P: return "slow_p2p";
     case FaultKind::Hang: return "hang";
     case FaultKind::Crash: return "crash";
     case FaultKind::GcPause: return "gc_pause";
@@ -100,6 +101,10 @@ Fault parse_fault(const std::string& spec) {
       f.kind = FaultKind::StageImbalance;
       f.stage = num_i(1);
       f.factor = num_d(2);
+    } else if (k == "slow_p2p") {
+      if (p.size() != 2) throw bad();
+      f.kind = FaultKind::SlowP2P;
+      f.factor = num_d(1);
     } else if (k == "hang" || k == "crash") {
       if (p.size() != 3) throw bad();
       f.kind = k == "hang" ? FaultKind::Hang : FaultKind::Crash;
@@ -122,6 +127,15 @@ void validate(const Options& o) {
   if (o.hosts < 1 || world % o.hosts) fail(fmt::format("--hosts {} must divide the world size {}", o.hosts, world));
   if (o.iterations < 1 || o.microbatches < 1 || o.layers < 1) fail("iterations, microbatches and layers must be >= 1");
   if (o.jitter < 0 || o.jitter > 0.3) fail("--jitter must be in [0, 0.3]");
+  if (o.schedule != "1f1b" && o.schedule != "gpipe" && o.schedule != "interleaved")
+    fail("--schedule must be 1f1b, gpipe or interleaved");
+  if (o.schedule == "interleaved") {
+    if (o.layout.pp < 2 || o.virtual_stages < 2) fail("--schedule interleaved needs pp >= 2 and --virtual-stages >= 2");
+    if (o.microbatches % o.layout.pp) fail("--schedule interleaved needs microbatches a multiple of pp (as Megatron)");
+    if (o.layers % o.virtual_stages) fail("--schedule interleaved needs layers a multiple of --virtual-stages");
+  } else if (o.virtual_stages != 1) {
+    fail("--virtual-stages needs --schedule interleaved");
+  }
   if (o.clock_offset_ms < 0) fail("--clock-offset-ms must be >= 0");
   if (o.clock_drift_ppm < 0 || o.clock_drift_ppm > 1000) fail("--clock-drift-ppm must be in [0, 1000]");
   for (const Fault& f : o.faults) {
@@ -129,7 +143,9 @@ void validate(const Options& o) {
     if (f.kind == FaultKind::SlowLink && (f.host_a < 0 || f.host_b < 0 || f.host_a >= o.hosts || f.host_b >= o.hosts))
       fail("slow_link host index out of range");
     if (f.kind == FaultKind::StageImbalance && (f.stage < 0 || f.stage >= o.layout.pp)) fail("stage out of range");
-    if (f.rank < 0 && f.kind != FaultKind::SlowLink && f.kind != FaultKind::StageImbalance && !is_pattern(f.kind))
+    if (f.kind == FaultKind::SlowP2P && !(f.factor >= 1.0 && f.factor <= 100)) fail("slow_p2p FACTOR must be in [1, 100]");
+    if (f.rank < 0 && f.kind != FaultKind::SlowLink && f.kind != FaultKind::StageImbalance && f.kind != FaultKind::SlowP2P &&
+        !is_pattern(f.kind))
       fail("fault rank < 0");
     if (f.from_iter < 0) fail("fault iteration < 0");
     if (!is_pattern(f.kind)) continue;

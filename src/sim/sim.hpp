@@ -10,7 +10,7 @@
 namespace sim {
 
 enum class FaultKind {
-  SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, Hang, Crash,
+  SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, SlowP2P, Hang, Crash,
   // Root-cause patterns ("Book of Root Causes"): one rank, or every rank (rank -1, spec word `all`).
   GcPause, Sync, NcclCompute, H2D, SmallKernels, Compile, Hotspot, SlowHost
 };
@@ -22,7 +22,7 @@ struct Fault {
   FaultKind kind = FaultKind::SlowGpu;
   int rank = -1;          // slow_gpu, host_delay, extra_work, hang, crash; patterns: -1 = every rank
   int from_iter = 0;      // slow_gpu, host_delay, extra_work; hang, crash: the iteration it stops at
-  double factor = 1.0;    // slow_gpu, extra_work, slow_link, stage_imbalance
+  double factor = 1.0;    // slow_gpu, extra_work, slow_link, stage_imbalance, slow_p2p (every pipeline transfer)
   double ms = 0.0;        // host_delay, gc_pause, sync, compile
   int host_a = -1, host_b = -1;  // slow_link
   int stage = -1;         // stage_imbalance
@@ -44,7 +44,13 @@ struct Options {
   int hosts = 4;
   int iterations = 20;
   int microbatches = 4;
-  int layers = 4;  // per pipeline stage
+  int layers = 4;  // per pipeline stage (interleaved: layers / virtual_stages per model chunk)
+  // Pipeline schedule (Megatron): "1f1b" (PipeDream-flush), "gpipe" (all forwards, then all
+  // backwards) or "interleaved" (1F1B over virtual_stages model chunks per stage, the last stage's
+  // chunk k feeding the first stage's chunk k+1 over a wrap-around link; microbatches a multiple
+  // of pp, as Megatron requires).
+  std::string schedule = "1f1b";
+  int virtual_stages = 1;
   uint64_t seed = 1;
   double jitter = 0.05;
   // Realistic run-to-run noise beside the per-kernel jitter (its own random stream, so 0 leaves

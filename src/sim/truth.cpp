@@ -1,10 +1,12 @@
 #include "truth.hpp"
 
+#include "bubble_truth.hpp"
 #include "conventions.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -26,6 +28,8 @@ std::string fault_json(const Fault& f) {
                          topology::host_name(f.host_a), topology::host_name(f.host_b), f.host_a, f.host_b, f.factor);
     case FaultKind::StageImbalance:
       return fmt::format(R"({{"kind": "{}", "stage": {}, "factor": {}}})", k, f.stage, f.factor);
+    case FaultKind::SlowP2P:
+      return fmt::format(R"({{"kind": "{}", "factor": {}}})", k, f.factor);
     case FaultKind::Hang:
     case FaultKind::Crash:
       return fmt::format(R"({{"kind": "{}", "rank": {}, "iteration": {}}})", k, f.rank, f.from_iter);
@@ -138,6 +142,40 @@ std::vector<std::vector<int>> observable_slow_links(const Simulation& sim) {
   return out;
 }
 
+// The schedule, the true bubble (bubble_truth.cpp) and, for a run with faults, the bubble of the
+// same run without them (the counterfactual: what fixing the fault buys); the mechanism planted.
+std::string pipeline_json(const Simulation& sim) {
+  const Options& o = sim.opt;
+  const BubbleTruth t = bubble_truth(sim);
+  std::string without = "null";
+  bool stops = false;
+  for (const Fault& f : o.faults) stops |= f.kind == FaultKind::Hang || f.kind == FaultKind::Crash;
+  if (!o.faults.empty() && !stops && sim.world <= 1024) {
+    Options healthy = o;
+    healthy.faults.clear();
+    without = fmt::format("{:.6f}", bubble_truth(simulate(healthy)).measured);
+  }
+  std::string bottleneck = "null";
+  std::vector<std::string> causes;
+  for (const Fault& f : o.faults) {
+    const char* c = f.kind == FaultKind::StageImbalance ? "stage_imbalance"
+                    : f.kind == FaultKind::SlowP2P     ? "p2p_transfer"
+                    : f.kind == FaultKind::SlowGpu || f.kind == FaultKind::HostDelay || f.kind == FaultKind::ExtraWork
+                        ? "straggler"
+                        : nullptr;
+    if (f.kind == FaultKind::StageImbalance) bottleneck = std::to_string(f.stage);
+    if (c && std::find(causes.begin(), causes.end(), fmt::format(R"("{}")", c)) == causes.end())
+      causes.push_back(fmt::format(R"("{}")", c));
+  }
+  const char* schedule = o.schedule == "interleaved" ? "interleaved_1f1b" : o.schedule.c_str();
+  return fmt::format(
+      R"({{"pp": {}, "microbatches": {}, "virtual_stages": {}, "schedule": "{}", "bubble_theoretical": {:.6f}, )"
+      R"("bubble_measured": {:.6f}, "per_stage": [{:.6f}], "iterations": {}, "bubble_without_faults": {}, )"
+      R"("bottleneck_stage": {}, "causes": [{}]}})",
+      o.layout.pp, o.microbatches, o.virtual_stages, schedule, t.theoretical, t.measured, fmt::join(t.per_stage, ", "),
+      t.iterations, without, bottleneck, fmt::join(causes, ", "));
+}
+
 // What was generated: layout, files, hosts, communicators, per-rank counts.
 std::string run_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
                      const std::vector<RankCounts>& counts) {
@@ -227,10 +265,7 @@ std::string expected_json(const Simulation& sim) {
     first = false;
   }
   if (!first) out("]");
-  for (const Fault& f : o.faults)
-    if (f.kind == FaultKind::StageImbalance)
-      out(R"(,
-  "pipeline": {{"bottleneck_stage": {}, "causes": ["stage_imbalance"]}})", f.stage);
+  if (o.layout.pp > 1) out(",\n  \"pipeline\": {}", pipeline_json(sim));
   out("}},\n{}}}\n", findings_json(sim));
   return j;
 }

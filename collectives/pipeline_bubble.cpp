@@ -1,0 +1,247 @@
+// The pipeline bubble across ranks (pipeline_bubble.hpp; docs/pipeline.md).
+#include "collectives/pipeline_bubble.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace collectives {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int64_t corrected(const PipelineInputs& in, int rank, int64_t t) {
+  if (!in.clocks || rank < 0 || size_t(rank) >= in.clocks->offset_ns.size()) return t;
+  return in.clocks->correct(rank, t);
+}
+
+using ByRank = std::map<int, std::vector<const FlushWindow*>>;
+// Per rank its marks' corrected ends (ascending) and the marks.
+struct Marks {
+  std::vector<int64_t> end;
+  std::vector<const P2pMark*> mark;
+};
+using MarksByRank = std::map<int, Marks>;
+
+// Schedule facts from the first stages' flushes: n = m v chunk-steps from the compute kernels of a
+// flush over those of one forward and one backward; v from the wrap-around link (interleaved: the
+// last stage feeds the first (v - 1) m times a flush, the first the second v m times).
+void infer_schedule(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes, const ByRank& by,
+                    PipelineBubble& out) {
+  std::vector<double> steps, leading;
+  int64_t wrap = 0, first = 0;
+  for (const auto& g : pipes) {
+    auto it = by.find(g.ranks[0]);
+    if (it != by.end())
+      for (const FlushWindow* w : it->second) {
+        if (w->fwd_kernels + w->bwd_kernels > 0) steps.push_back(double(w->kernels) / (w->fwd_kernels + w->bwd_kernels));
+        leading.push_back(w->leading_fwd);
+      }
+    const int p = int(g.ranks.size());
+    for (const PipelineLink& l : in.links) {
+      auto is = [&](int x, int y) { return (l.a == x && l.b == y) || (l.a == y && l.b == x); };
+      if (p >= 3 && is(g.ranks[0], g.ranks[p - 1])) wrap += l.ops;
+      if (is(g.ranks[0], g.ranks[1])) first += l.ops;
+    }
+  }
+  const double n = std::max(1.0, std::round(median_of(steps)));
+  int v = 1;
+  if (first > 0 && double(wrap) > 0.2 * double(first)) v = std::max(1, int(std::lround(1.0 / (1.0 - std::min(0.9, double(wrap) / double(first))))));
+  out.virtual_stages_given = in.given_virtual_stages > 0;
+  out.virtual_stages = out.virtual_stages_given ? in.given_virtual_stages : v;
+  out.microbatches_given = in.given_microbatches > 0;
+  out.microbatches = out.microbatches_given ? in.given_microbatches : std::max(1, int(std::lround(n / out.virtual_stages)));
+  const double lead = median_of(leading);
+  out.schedule = out.virtual_stages > 1                                         ? topology::Schedule::Interleaved
+                 : out.microbatches > out.pp && lead >= out.microbatches - 0.5 ? topology::Schedule::GPipe
+                                                                                 : topology::Schedule::OneFOneB;
+}
+
+struct PipeSums {
+  std::vector<double> work, bubble, p2p;  // per stage
+  std::vector<int> p2p_ops;               // per stage, summed
+  int flushes = 0;
+  bool straggler = false;
+};
+
+// Stage 0's flushes of one pipeline, each with the window of every stage whose (corrected) middle
+// lies inside its span; a flush some stage has no window for is left out.
+PipeSums measure_one(const PipelineInputs& in, const topology::CommunicatorGroup& g, int index, const ByRank& by,
+                     const MarksByRank& marks, std::vector<FlushStage>& rows) {
+  const int p = int(g.ranks.size());
+  PipeSums s{std::vector<double>(size_t(p)), std::vector<double>(size_t(p)), std::vector<double>(size_t(p)),
+             std::vector<int>(size_t(p)), 0, false};
+  auto it0 = by.find(g.ranks[0]);
+  if (it0 == by.end()) return s;
+  for (const FlushWindow* w0 : it0->second) {
+    const int64_t S = corrected(in, g.ranks[0], w0->fill_start), E = corrected(in, g.ranks[0], w0->drain_end);
+    // A later stage's flush: its p2p ops that end inside stage 0's span; its window runs from the
+    // first of those ends (its first activation arrived) to the last (its last gradient left).
+    std::vector<FlushStage> at(static_cast<size_t>(p));
+    bool all = true;
+    for (int st = 0; st < p && all; ++st) {
+      FlushStage& r = at[size_t(st)];
+      r.pipeline = index, r.flush = s.flushes, r.stage = st, r.rank = g.ranks[size_t(st)], r.iteration = w0->iteration;
+      r.span_start = S, r.span_end = E;
+      if (st == 0) {
+        r.window_start = S, r.window_end = E, r.work_ns = w0->work_ns, r.p2p_ns = w0->p2p_ns;
+        s.p2p_ops[0] += w0->p2p_ops;
+        continue;
+      }
+      auto it = marks.find(r.rank);
+      if (it == marks.end()) { all = false; break; }
+      const Marks& m = it->second;
+      const size_t a = size_t(std::upper_bound(m.end.begin(), m.end.end(), S) - m.end.begin());
+      const size_t b = size_t(std::upper_bound(m.end.begin(), m.end.end(), E) - m.end.begin());
+      if (b < a + 2) { all = false; break; }
+      r.window_start = m.end[a], r.window_end = m.end[b - 1];
+      r.work_ns = m.mark[b - 1]->work_ns - m.mark[a]->work_ns;
+      r.p2p_ns = m.mark[b - 1]->p2p_ns - m.mark[a]->p2p_ns;
+      s.p2p_ops[size_t(st)] += int(b - a);
+    }
+    if (!all) continue;
+    for (FlushStage& r : at) {
+      r.bubble_ns = double(E - S) - r.work_ns;
+      s.work[size_t(r.stage)] += r.work_ns, s.bubble[size_t(r.stage)] += r.bubble_ns, s.p2p[size_t(r.stage)] += r.p2p_ns;
+      rows.push_back(r);
+    }
+    ++s.flushes;
+  }
+  for (int r : g.ranks) s.straggler |= std::find(in.stragglers.begin(), in.stragglers.end(), r) != in.stragglers.end();
+  return s;
+}
+
+// Splits the excess (bubble time above the theory) into the parts of BubblePart, in ns.
+void attribute(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes,
+               const std::vector<PipeSums>& sums, PipelineBubble& out) {
+  const int p = out.pp, n = out.microbatches * out.virtual_stages;
+  std::vector<double> tr;
+  for (const PipelineLink& l : in.links) tr.push_back(l.transfer_ns);
+  out.transfer_ns = median_of(tr);
+  bool any_healthy = false;
+  for (const auto& s : sums) any_healthy |= s.flushes > 0 && !s.straggler;
+  out.stages.assign(size_t(p), {});
+  for (int st = 0; st < p; ++st) {
+    std::vector<double> u;
+    for (const auto& s : sums)
+      if (s.flushes > 0 && (!any_healthy || !s.straggler)) u.push_back(s.work[size_t(st)] / (double(s.flushes) * n));
+    out.stages[size_t(st)].stage = st;
+    out.stages[size_t(st)].chunk_work_ns = median_of(u);
+  }
+  std::vector<double> u_hat;
+  for (const auto& sb : out.stages) u_hat.push_back(sb.chunk_work_ns);
+  std::array<double, kBubbleParts> ns{};
+  for (size_t g = 0; g < sums.size(); ++g) {
+    const PipeSums& s = sums[g];
+    if (s.flushes == 0) continue;
+    double work = 0, bubble = 0, p2p = 0;
+    for (int st = 0; st < p; ++st) {
+      work += s.work[size_t(st)], bubble += s.bubble[size_t(st)];
+      // p2p transfer on the stage's path: each of its p2p ops costs a transfer, unless the GPU was
+      // busy with work meanwhile (at most its exposed p2p kernel time).
+      p2p += std::min(s.p2p[size_t(st)], double(s.p2p_ops[size_t(st)]) * out.transfer_ns);
+      for (int r : {pipes[g].ranks[size_t(st)]})
+        if (s.straggler && std::find(in.stragglers.begin(), in.stragglers.end(), r) != in.stragglers.end())
+          out.straggler_ranks.push_back(r);
+    }
+    const double excess = bubble - out.theoretical * work;
+    const double imbalance = std::max(0.0, double(s.flushes) * topology::imbalance_excess(u_hat, n));
+    ns[size_t(BubblePart::StageImbalance)] += imbalance;
+    ns[size_t(BubblePart::P2pTransfer)] += p2p;
+    const double rest = excess - imbalance - p2p;
+    ns[size_t(s.straggler ? BubblePart::Straggler : BubblePart::Unknown)] += rest;
+  }
+  // Named parts larger than the excess (a faster-than-modelled pipeline): shrink them to fit.
+  double total = 0, named = 0;
+  for (double x : ns) total += x;
+  for (int i = 0; i < kBubbleParts; ++i)
+    if (BubblePart(i) != BubblePart::Unknown && ns[size_t(i)] > 0) named += ns[size_t(i)];
+  if (named > total && named > 0) {
+    const double f = std::max(0.0, total) / named;
+    for (int i = 0; i < kBubbleParts; ++i)
+      if (BubblePart(i) != BubblePart::Unknown) ns[size_t(i)] = std::max(0.0, ns[size_t(i)]) * f;
+    ns[size_t(BubblePart::Unknown)] = total - std::max(0.0, total);  // what stays negative
+  }
+  for (int i = 0; i < kBubbleParts; ++i) out.parts[size_t(i)] = out.work_ns > 0 ? ns[size_t(i)] / out.work_ns : 0;
+}
+
+// A part is a cause when the excess is at least 2 points of the work and the part at least a
+// quarter of it and 1 point; largest first.
+void name_causes(PipelineBubble& out) {
+  const double excess = out.bubble - out.theoretical;
+  if (excess < 0.02) return;
+  std::vector<std::pair<double, BubblePart>> c;
+  for (int i = 0; i < kBubbleParts; ++i)
+    if (out.parts[size_t(i)] >= std::max(0.01, 0.25 * excess)) c.push_back({out.parts[size_t(i)], BubblePart(i)});
+  std::sort(c.begin(), c.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (auto& [share, part] : c) out.causes.push_back(part);
+  std::vector<double> u;
+  for (const auto& s : out.stages) u.push_back(s.chunk_work_ns);
+  const double med = median_of(u);
+  if (std::find(out.causes.begin(), out.causes.end(), BubblePart::StageImbalance) != out.causes.end() && med > 0) {
+    out.bottleneck_stage = int(std::max_element(u.begin(), u.end()) - u.begin());
+    out.bottleneck_ratio = u[size_t(out.bottleneck_stage)] / med;
+  }
+}
+
+}  // namespace
+
+const char* bubble_part_name(BubblePart p) {
+  switch (p) {
+    case BubblePart::StageImbalance: return "stage_imbalance";
+    case BubblePart::P2pTransfer: return "p2p_transfer";
+    case BubblePart::Straggler: return "straggler";
+    case BubblePart::WarmupCooldown: return "warmup_cooldown";
+    case BubblePart::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+PipelineBubble measure_pipeline(const PipelineInputs& in) {
+  PipelineBubble out;
+  out.pp = in.layout.pp;
+  if (out.pp < 2) return out.why_not = "no pipeline parallelism (PP = 1)", out;
+  ByRank by;
+  for (const FlushWindow& w : in.windows)
+    if (w.steady) by[w.rank].push_back(&w);
+  std::vector<topology::CommunicatorGroup> pipes;
+  for (auto& g : topology::communicator_groups(in.layout))
+    if (g.kind == topology::GroupKind::PP) pipes.push_back(std::move(g));
+  MarksByRank marks;
+  for (const P2pMark& m : in.marks) marks[m.rank].mark.push_back(&m);
+  for (auto& [rank, m] : marks) {
+    std::sort(m.mark.begin(), m.mark.end(), [](const P2pMark* a, const P2pMark* b) { return a->end < b->end; });
+    for (const P2pMark* x : m.mark) m.end.push_back(corrected(in, rank, x->end));
+  }
+  infer_schedule(in, pipes, by, out);
+  out.theoretical = topology::theoretical_bubble(out.pp, out.microbatches, out.virtual_stages);
+  std::vector<PipeSums> sums;
+  double bubble = 0;
+  for (size_t g = 0; g < pipes.size(); ++g) {
+    sums.push_back(measure_one(in, pipes[g], int(g), by, marks, out.rows));
+    const PipeSums& s = sums.back();
+    out.flushes += s.flushes, out.pipelines += s.flushes > 0;
+    for (int st = 0; st < out.pp; ++st) out.work_ns += s.work[size_t(st)], bubble += s.bubble[size_t(st)];
+  }
+  if (out.flushes == 0 || out.work_ns <= 0)
+    return out.why_not = "no steady pipeline flush found on every stage (p2p ops between compute, repeating per iteration)", out;
+  out.measured = true;
+  out.bubble = bubble / out.work_ns;
+  out.inflation = out.theoretical > 0 ? out.bubble / out.theoretical : 0;
+  attribute(in, pipes, sums, out);
+  for (int st = 0; st < out.pp; ++st) {
+    StageBubble& sb = out.stages[size_t(st)];
+    for (const auto& s : sums) sb.work_ns += s.work[size_t(st)], sb.bubble_ns += s.bubble[size_t(st)], sb.p2p_ns += s.p2p[size_t(st)];
+    sb.bubble = sb.work_ns > 0 ? sb.bubble_ns / sb.work_ns : 0;
+  }
+  name_causes(out);
+  return out;
+}
+
+}  // namespace collectives

@@ -1,0 +1,202 @@
+// One rank's pipeline flushes (pipeline_flush.hpp: what it relies on).
+#include "collectives/pipeline_flush.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "ranks/intervals.hpp"
+#include "ranks/sat_math.hpp"
+
+namespace collectives {
+namespace {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+enum Kind : uint8_t { kCompute, kP2p, kOtherNccl };
+
+int64_t median_of(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Time covered by merged intervals up to t, with prefix sums: O(log n) per query.
+class Cumulative {
+ public:
+  explicit Cumulative(Intervals iv) : iv_(std::move(iv)) {
+    double sum = 0;
+    for (auto [a, b] : iv_) before_.push_back(sum), sum += double(b - a);
+  }
+  double at(int64_t t) const {
+    auto it = std::upper_bound(iv_.begin(), iv_.end(), std::make_pair(t, INT64_MAX));
+    if (it == iv_.begin()) return 0;
+    const size_t i = size_t(it - iv_.begin()) - 1;
+    return before_[i] + double(std::min(t, iv_[i].second) - iv_[i].first);
+  }
+  double between(int64_t a, int64_t b) const { return b > a ? at(b) - at(a) : 0; }
+
+ private:
+  Intervals iv_;
+  std::vector<double> before_;
+};
+
+struct Rank {
+  const ranks::KernelColumns& k;
+  std::vector<uint8_t> kind;  // per kernel
+  std::vector<int64_t> cs;    // compute kernel starts (own clock), sorted
+  std::vector<int64_t> p2p_start, p2p_end;
+  int64_t compute_between(int64_t a, int64_t b) const {
+    return std::lower_bound(cs.begin(), cs.end(), b) - std::lower_bound(cs.begin(), cs.end(), a);
+  }
+  // Merged intervals of compute kernels, of non-p2p NCCL kernels on `streams`, and of p2p kernels
+  // when `with_p2p`.
+  Intervals work(const std::vector<int32_t>& streams, bool with_p2p) const {
+    Intervals out;
+    ranks::union_of(
+        k.start, k.end,
+        [&](size_t i) {
+          return kind[i] == kCompute || (with_p2p && kind[i] == kP2p) ||
+                 (kind[i] == kOtherNccl && std::find(streams.begin(), streams.end(), k.stream[i]) != streams.end());
+        },
+        [&](int64_t s, int64_t e) { out.push_back({s, e}); });
+    return out;
+  }
+};
+
+// p2p ops per flush: the median count over complete steady iterations.
+int flush_length(const Rank& r, const std::vector<ranks::Iteration>& its) {
+  std::vector<int64_t> counts;
+  const auto& s = r.p2p_start;
+  for (size_t i = 0; i + 1 < its.size(); ++i)
+    if (!its[i].warmup)
+      counts.push_back(std::lower_bound(s.begin(), s.end(), its[i + 1].start) - std::lower_bound(s.begin(), s.end(), its[i].start));
+  return int(median_of(counts));
+}
+
+// The flush boundary as the first stage sees it: the position modulo K whose preceding interval
+// holds the most compute kernels (last backward, optimizer, first forward), then the longest gap.
+size_t flush_phase(const Rank& r, int K) {
+  std::vector<std::vector<int64_t>> counts(static_cast<size_t>(K)), gaps(static_cast<size_t>(K));
+  int64_t hi = r.p2p_end[0];
+  for (size_t j = 1; j < r.p2p_start.size(); ++j) {
+    counts[j % size_t(K)].push_back(r.compute_between(r.p2p_start[j - 1], r.p2p_start[j]));
+    gaps[j % size_t(K)].push_back(r.p2p_start[j] - hi);
+    hi = std::max(hi, r.p2p_end[j]);
+  }
+  size_t best = 0;
+  std::pair<int64_t, int64_t> best_key{INT64_MIN, INT64_MIN};
+  for (size_t p = 0; p < counts.size(); ++p) {
+    if (counts[p].empty()) continue;
+    const std::pair<int64_t, int64_t> key{median_of(counts[p]), median_of(gaps[p])};
+    if (key > best_key) best = p, best_key = key;
+  }
+  return best;
+}
+
+// Non-p2p NCCL streams with ops in more than half of the intervals between p2p ops holding compute.
+std::vector<int32_t> microbatch_streams(const Rank& r) {
+  std::vector<std::pair<int32_t, int64_t>> votes;
+  int64_t intervals = 0;
+  size_t i = 0;
+  for (size_t j = 0; j + 1 < r.p2p_start.size(); ++j) {
+    const int64_t a = r.p2p_start[j], b = r.p2p_start[j + 1];
+    if (r.compute_between(a, b) == 0) continue;
+    ++intervals;
+    std::vector<int32_t> seen;
+    i = size_t(std::lower_bound(r.k.start.begin(), r.k.start.end(), a) - r.k.start.begin());
+    for (; i < r.k.size() && r.k.start[i] < b; ++i)
+      if (r.kind[i] == kOtherNccl && std::find(seen.begin(), seen.end(), r.k.stream[i]) == seen.end())
+        seen.push_back(r.k.stream[i]);
+    for (int32_t s : seen) {
+      auto it = std::find_if(votes.begin(), votes.end(), [&](auto& v) { return v.first == s; });
+      if (it == votes.end()) votes.push_back({s, 1});
+      else ++it->second;
+    }
+  }
+  std::vector<int32_t> out;
+  for (auto [s, n] : votes)
+    if (2 * n > intervals) out.push_back(s);
+  return out;
+}
+
+// One flush (ops [b, b + K)) as the first stage; false when it has no compute between its p2p
+// ops or its first forward / last backward are not all in the capture.
+bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
+  const auto& t = r.p2p_start;
+  const size_t last = b + size_t(K) - 1;
+  f.p2p_ops = K;
+  std::vector<int64_t> counts;
+  for (size_t j = b; j < last; ++j) counts.push_back(r.compute_between(t[j], t[j + 1]));
+  auto nz = [](int64_t c) { return c > 0; };
+  const auto first = std::find_if(counts.begin(), counts.end(), nz);
+  if (first == counts.end()) return false;
+  f.fwd_kernels = int32_t(*first);
+  f.bwd_kernels = int32_t(*std::find_if(counts.rbegin(), counts.rend(), nz));
+  const long i0 = long(std::lower_bound(r.cs.begin(), r.cs.end(), t[b]) - r.cs.begin()) - f.fwd_kernels;
+  const size_t j0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[last]) - r.cs.begin());
+  if (i0 < 0 || j0 + size_t(f.bwd_kernels) > r.cs.size()) return false;
+  f.fill_start = r.cs[size_t(i0)];
+  // The last backward: the bwd_kernels compute kernels starting after the last p2p op starts.
+  int64_t end = *std::max_element(r.p2p_end.begin() + long(b), r.p2p_end.begin() + long(last) + 1);
+  size_t seen = 0;
+  auto it = std::lower_bound(r.k.start.begin(), r.k.start.end(), t[last]);
+  for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && seen < size_t(f.bwd_kernels); ++i)
+    if (r.kind[i] == kCompute) end = std::max(end, r.k.end[i]), ++seen;
+  f.drain_end = end;
+  f.kernels = int32_t(r.compute_between(f.fill_start, f.drain_end));
+  f.leading_fwd = 1;  // [fill_start, first p2p op) holds one forward by construction
+  const int64_t tol = std::max<int64_t>(1, f.fwd_kernels / 4);
+  for (int64_t c : counts) {
+    if (c == 0) continue;
+    if (std::llabs(c - f.fwd_kernels) > tol) break;
+    ++f.leading_fwd;
+  }
+  return true;
+}
+
+}  // namespace
+
+RankFlushes pipeline_flushes(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
+                             const std::vector<ranks::Iteration>& its) {
+  const auto& k = tl.kernels;
+  Rank r{k, std::vector<uint8_t>(k.size(), kCompute), {}, {}, {}};
+  for (size_t i = 0, o = 0; i < k.size(); ++i) {  // ops are the NCCL kernels in kernel order
+    if (!k.is_nccl[i]) {
+      r.cs.push_back(k.start[i]);
+      continue;
+    }
+    const bool p2p = o < ops.size() && ops[o].type == CollectiveType::SendRecv;
+    ++o;
+    r.kind[i] = p2p ? kP2p : kOtherNccl;
+    if (p2p) r.p2p_start.push_back(k.start[i]), r.p2p_end.push_back(k.end[i]);
+  }
+  RankFlushes out;
+  if (r.p2p_start.size() < 2) return out;
+  const auto streams = microbatch_streams(r);
+  const Cumulative work(r.work(streams, false)), all(r.work(streams, true));
+  for (size_t j = 0; j < r.p2p_end.size(); ++j) {
+    const int64_t e = r.p2p_end[j];
+    const double w = work.at(e);
+    out.marks.push_back({-1, ranks::sat_add(tl.utc_epoch_ns, e), w, all.at(e) - w});
+  }
+  std::sort(out.marks.begin(), out.marks.end(), [](const P2pMark& a, const P2pMark& b) { return a.end < b.end; });
+  if (r.p2p_start.size() < 4 || its.size() < 3) return out;
+  const int K = flush_length(r, its);
+  if (K < 2 || r.p2p_start.size() < size_t(2 * K)) return out;
+  for (size_t b = flush_phase(r, K); b + size_t(K) <= r.p2p_start.size(); b += size_t(K)) {
+    FlushWindow f;
+    if (!measure_flush(r, b, K, f)) continue;
+    f.flush = int32_t(out.flushes.size());
+    size_t it = 0;
+    while (it < its.size() && its[it].start <= r.p2p_start[b]) ++it;
+    f.iteration = int32_t(it) - 1;
+    f.steady = it >= 1 && it < its.size() && !its[it - 1].warmup;
+    f.work_ns = work.between(f.fill_start, f.drain_end);
+    f.p2p_ns = all.between(f.fill_start, f.drain_end) - f.work_ns;
+    f.fill_start = ranks::sat_add(tl.utc_epoch_ns, f.fill_start);
+    f.drain_end = ranks::sat_add(tl.utc_epoch_ns, f.drain_end);
+    out.flushes.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace collectives
