@@ -127,6 +127,25 @@ void find_candidates(const std::vector<const StreamSummary*>& s, const std::vect
       for (int32_t r : {s[i]->rank - d, s[i]->rank + d})
         if (auto it = of_rank.find(r); it != of_rank.end())
           for (size_t j : it->second) test(i, j);
+  // A stream with no good candidate there (none, or a chance coincidence) tries multiples of
+  // those distances: interleaved 1F1B's wrap-around link joins the last stage to the first,
+  // p - 1 stages away.
+  // Only multiples of the commonest good distance (adjacent stages): they keep the TP and DP
+  // position, so lock-stepped peers of other pipelines are not tried.
+  std::vector<uint8_t> good(s.size(), 0);
+  std::map<int32_t, int64_t> good_at;
+  for (const auto& c : cands)
+    if (c.share >= 0.5) good[c.a] = good[c.b] = 1, ++good_at[std::abs(s[c.a]->rank - s[c.b]->rank)];
+  int32_t d = 0;
+  for (int64_t most = 0; auto [dist, n] : good_at)
+    if (n > most) d = dist, most = n;
+  const int32_t top = of_rank.empty() ? 0 : of_rank.rbegin()->first;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!good[i])
+        for (int32_t k = 2; d > 0 && int64_t(k) * d <= top; ++k)
+          for (int32_t r : {s[i]->rank - k * d, s[i]->rank + k * d})
+            if (auto it = of_rank.find(r); it != of_rank.end())
+              for (size_t j : it->second) test(i, j);
   std::vector<uint8_t> has(s.size(), 0);
   for (const auto& c : cands) has[c.a] = has[c.b] = 1;
   for (size_t i = 0; i < s.size(); ++i)

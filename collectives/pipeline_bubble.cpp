@@ -31,7 +31,8 @@ using MarksByRank = std::map<int, Marks>;
 
 // Schedule facts from the first stages' flushes: n = m v chunk-steps from the compute kernels of a
 // flush over those of one forward and one backward; v from the wrap-around link (interleaved: the
-// last stage feeds the first (v - 1) m times a flush, the first the second v m times).
+// last stage feeds the first (v - 1) m times a flush, the first the second v m times; each
+// direction may be a link of its own, and one may go unfound: the busiest link of each pair).
 void infer_schedule(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes, const ByRank& by,
                     PipelineBubble& out) {
   std::vector<double> steps, leading;
@@ -46,8 +47,8 @@ void infer_schedule(const PipelineInputs& in, const std::vector<topology::Commun
     const int p = int(g.ranks.size());
     for (const PipelineLink& l : in.links) {
       auto is = [&](int x, int y) { return (l.a == x && l.b == y) || (l.a == y && l.b == x); };
-      if (p >= 3 && is(g.ranks[0], g.ranks[p - 1])) wrap += l.ops;
-      if (is(g.ranks[0], g.ranks[1])) first += l.ops;
+      if (p >= 3 && is(g.ranks[0], g.ranks[p - 1])) wrap = std::max(wrap, l.ops);
+      if (is(g.ranks[0], g.ranks[1])) first = std::max(first, l.ops);
     }
   }
   const double n = std::max(1.0, std::round(median_of(steps)));
@@ -113,11 +114,21 @@ PipeSums measure_one(const PipelineInputs& in, const topology::CommunicatorGroup
     }
     ++s.flushes;
   }
-  for (int r : g.ranks) s.straggler |= std::find(in.stragglers.begin(), in.stragglers.end(), r) != in.stragglers.end();
+  // A straggler slows its whole TP group (every member waits in its all-reduces): the pipelines
+  // of its TP peers are the straggler's too.
+  for (int r : g.ranks)
+    for (int x : in.stragglers)
+      s.straggler |= r == x || topology::group_of(in.layout, topology::GroupKind::TP, x).ranks ==
+                                   topology::group_of(in.layout, topology::GroupKind::TP, r).ranks;
   return s;
 }
 
-// Splits the excess (bubble time above the theory) into the parts of BubblePart, in ns.
+// Splits the excess (bubble time above the theory) into the parts of BubblePart, in ns. In a
+// pipeline without a straggler: stage imbalance as the model's excess for the median stage
+// profile, p2p transfer (each p2p op of a stage costs the pipeline's slowest transfer unless its
+// GPU was busy meanwhile) up to what is left, the rest unknown. The pipelines without a straggler
+// are the counterfactual of those with one: a straggler's pipeline pays their excess per unit of
+// work in their proportions, and the straggler the remainder.
 void attribute(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes,
                const std::vector<PipeSums>& sums, PipelineBubble& out) {
   const int p = out.pp, n = out.microbatches * out.virtual_stages;
@@ -136,46 +147,52 @@ void attribute(const PipelineInputs& in, const std::vector<topology::Communicato
   }
   std::vector<double> u_hat;
   for (const auto& sb : out.stages) u_hat.push_back(sb.chunk_work_ns);
-  std::array<double, kBubbleParts> ns{};
+  // Per pipeline: its excess and work, and the split of a pipeline without a straggler.
+  std::array<double, kBubbleParts> healthy{}, ns{};
+  double healthy_work = 0, healthy_excess = 0;
+  std::vector<std::pair<double, double>> straggling;  // excess, work
   for (size_t g = 0; g < sums.size(); ++g) {
     const PipeSums& s = sums[g];
     if (s.flushes == 0) continue;
-    double work = 0, bubble = 0, p2p = 0;
+    double work = 0, bubble = 0, p2p = 0, slowest = 0;
+    for (const PipelineLink& l : in.links)
+      if (std::count(pipes[g].ranks.begin(), pipes[g].ranks.end(), l.a) && std::count(pipes[g].ranks.begin(), pipes[g].ranks.end(), l.b))
+        slowest = std::max(slowest, l.transfer_ns);
     for (int st = 0; st < p; ++st) {
       work += s.work[size_t(st)], bubble += s.bubble[size_t(st)];
-      // p2p transfer on the stage's path: each of its p2p ops costs a transfer, unless the GPU was
-      // busy with work meanwhile (at most its exposed p2p kernel time).
-      p2p += std::min(s.p2p[size_t(st)], double(s.p2p_ops[size_t(st)]) * out.transfer_ns);
-      for (int r : {pipes[g].ranks[size_t(st)]})
-        if (s.straggler && std::find(in.stragglers.begin(), in.stragglers.end(), r) != in.stragglers.end())
-          out.straggler_ranks.push_back(r);
+      p2p += std::min(s.p2p[size_t(st)], double(s.p2p_ops[size_t(st)]) * slowest);
+      if (s.straggler && std::count(in.stragglers.begin(), in.stragglers.end(), pipes[g].ranks[size_t(st)]))
+        out.straggler_ranks.push_back(pipes[g].ranks[size_t(st)]);
     }
     const double excess = bubble - out.theoretical * work;
-    const double imbalance = std::max(0.0, double(s.flushes) * topology::imbalance_excess(u_hat, n));
-    ns[size_t(BubblePart::StageImbalance)] += imbalance;
-    ns[size_t(BubblePart::P2pTransfer)] += p2p;
-    const double rest = excess - imbalance - p2p;
-    ns[size_t(s.straggler ? BubblePart::Straggler : BubblePart::Unknown)] += rest;
+    if (s.straggler && any_healthy) {
+      straggling.push_back({excess, work});
+      continue;
+    }
+    const double imbalance = std::clamp(double(s.flushes) * topology::imbalance_excess(u_hat, n), 0.0, std::max(0.0, excess));
+    p2p = std::clamp(p2p, 0.0, std::max(0.0, excess - imbalance));
+    auto& to = s.straggler ? ns : healthy;  // no pipeline without a straggler: the rest is the straggler's
+    to[size_t(BubblePart::StageImbalance)] += imbalance, to[size_t(BubblePart::P2pTransfer)] += p2p;
+    to[size_t(s.straggler ? BubblePart::Straggler : BubblePart::Unknown)] += excess - imbalance - p2p;
+    if (!s.straggler) healthy_work += work, healthy_excess += excess;
   }
-  // Named parts larger than the excess (a faster-than-modelled pipeline): shrink them to fit.
-  double total = 0, named = 0;
-  for (double x : ns) total += x;
-  for (int i = 0; i < kBubbleParts; ++i)
-    if (BubblePart(i) != BubblePart::Unknown && ns[size_t(i)] > 0) named += ns[size_t(i)];
-  if (named > total && named > 0) {
-    const double f = std::max(0.0, total) / named;
+  for (int i = 0; i < kBubbleParts; ++i) ns[size_t(i)] += healthy[size_t(i)];
+  const double rate = healthy_work > 0 ? healthy_excess / healthy_work : 0;
+  for (auto [excess, work] : straggling) {
+    const double base = rate * work;
     for (int i = 0; i < kBubbleParts; ++i)
-      if (BubblePart(i) != BubblePart::Unknown) ns[size_t(i)] = std::max(0.0, ns[size_t(i)]) * f;
-    ns[size_t(BubblePart::Unknown)] = total - std::max(0.0, total);  // what stays negative
+      ns[size_t(i)] += healthy_excess != 0 ? base * healthy[size_t(i)] / healthy_excess : 0;
+    ns[size_t(BubblePart::Straggler)] += excess - base;
   }
   for (int i = 0; i < kBubbleParts; ++i) out.parts[size_t(i)] = out.work_ns > 0 ? ns[size_t(i)] / out.work_ns : 0;
 }
 
-// A part is a cause when the excess is at least 2 points of the work and the part at least a
-// quarter of it and 1 point; largest first.
+// A part is a cause when the excess is at least 5 points of the work and 15% of the promise, and
+// the part at least a quarter of the excess and 1 point; largest first. Below that the bubble is
+// what the schedule promises, give or take the p2p and launch overheads every pipeline pays.
 void name_causes(PipelineBubble& out) {
   const double excess = out.bubble - out.theoretical;
-  if (excess < 0.02) return;
+  if (excess < std::max(0.05, 0.15 * out.theoretical)) return;
   std::vector<std::pair<double, BubblePart>> c;
   for (int i = 0; i < kBubbleParts; ++i)
     if (out.parts[size_t(i)] >= std::max(0.01, 0.25 * excess)) c.push_back({out.parts[size_t(i)], BubblePart(i)});

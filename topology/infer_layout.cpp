@@ -15,8 +15,9 @@ bool layout_explains(const ParallelLayout& l, const std::vector<int>& ranks, boo
   if (p2p) {
     if (ranks.size() != 2) return false;
     const int a = ranks[0], b = ranks[1];
-    const bool ok = l.tp_rank(a) == l.tp_rank(b) && l.dp_rank(a) == l.dp_rank(b) &&
-                    std::abs(l.pp_rank(a) - l.pp_rank(b)) == 1;
+    // Adjacent stages, or the first and the last (interleaved 1F1B's wrap-around link).
+    const int d = std::abs(l.pp_rank(a) - l.pp_rank(b));
+    const bool ok = l.tp_rank(a) == l.tp_rank(b) && l.dp_rank(a) == l.dp_rank(b) && (d == 1 || (l.pp > 2 && d == l.pp - 1));
     if (ok && group) *group = group_of(l, GroupKind::PP, a);
     return ok;
   }
