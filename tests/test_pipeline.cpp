@@ -56,6 +56,18 @@ void run(ScanRun& r, const std::string& sim_args, const std::string& scan_args =
   fs::remove_all(dir);
 }
 
+// The report's pipeline section (from "\npipeline:" to the next line that does not start with a space).
+std::string section(const std::string& report) {
+  const size_t a = report.find("\npipeline:\n");
+  if (a == std::string::npos) return "";
+  size_t b = a + 11;
+  while (b < report.size() && report[b] == ' ') {
+    const size_t eol = report.find('\n', b);
+    b = eol == std::string::npos ? report.size() : eol + 1;
+  }
+  return report.substr(a, b - a);
+}
+
 bool has(element list, std::string_view v) {
   for (element e : simdjson::dom::array(list))
     if (std::string_view(e) == v) return true;
@@ -81,6 +93,8 @@ void expect_measured(const ScanRun& r, const std::string& what) {
   EXPECT_NEAR(parts, double(p["bubble_measured"]) - double(p["bubble_theoretical"]), 1e-6) << what;
   EXPECT_NEAR(double(p["inflation"]), double(p["bubble_measured"]) / double(p["bubble_theoretical"]), 1e-4) << what;
   EXPECT_EQ(r.summary_again, r.summary_text) << what << ": `report` on the saved scan";
+  EXPECT_EQ(section(r.reported_again), section(r.report)) << what << ": `report` on the saved scan";
+  EXPECT_NE(section(r.report), "") << r.report;
 }
 
 // The fault's share of the bubble from the counterfactual run: what fixing it buys.

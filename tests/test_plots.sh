@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/plot_stragglers.py on a small simulated run with a straggler,
+# scripts/plot_stragglers.py, plot_findings.py and plot_pipeline.py on a small simulated run with a straggler,
 # on a healthy run and on a single rank (no communicators): each writes the 4 PNG files,
 # non-empty, and prints their paths.
 # Usage: SS_BUILD=/path/to/build tests/test_plots.sh
@@ -38,16 +38,23 @@ check_case() {
   [[ "$(head -c 8 "$out/findings_heatmap.png" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] ||
     fail "$name: findings_heatmap.png is not a PNG"
   grep -qxF "$out/findings_heatmap.png" "$TMP/$name-findings.log" || fail "$name: findings_heatmap.png not printed"
+  "$PY" "$SRC/scripts/plot_pipeline.py" "$h5" "$out" >"$TMP/$name-pipeline.log" 2>&1 ||
+    { cat "$TMP/$name-pipeline.log" >&2; fail "$name: plot_pipeline.py"; }
+  for png in pipeline_flush pipeline_stages; do  # a note on the figure where no pipeline was measured
+    [[ "$(head -c 8 "$out/$png.png" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] || fail "$name: $png.png is not a PNG"
+    grep -qxF "$out/$png.png" "$TMP/$name-pipeline.log" || fail "$name: $png.png not printed"
+  done
   echo "ok: $name"
 }
 
 check_case straggler 2x2x2 2 --fault slow_gpu:3:2:1.5
 check_case healthy 2x2x2 2
 check_case single 1x1x1 1  # one rank: no communicators, empty /collectives tables
+check_case pipeline 1x4x2 1 --microbatches 8 --fault stage_imbalance:3:1.35
 
 # The straggler run found rank 3, the healthy one none, the single rank no communicator: the
 # empty-table paths were taken.
-"$PY" - "$TMP/straggler.h5" "$TMP/healthy.h5" "$TMP/single.h5" <<'EOF' || fail "unexpected verdicts"
+"$PY" - "$TMP/straggler.h5" "$TMP/healthy.h5" "$TMP/single.h5" "$TMP/pipeline.h5" <<'EOF' || fail "unexpected verdicts"
 import sys, h5py
 with h5py.File(sys.argv[1]) as f:
     assert list(f["/stragglers/rank"][()]) == [3], f["/stragglers/rank"][()]
@@ -57,9 +64,13 @@ with h5py.File(sys.argv[2]) as f:
     assert len(f["/stragglers/rank"]) == 0 and len(f["/iterations/change_points/iteration"]) == 0
 with h5py.File(sys.argv[3]) as f:
     assert len(f["/collectives/communicators/size"]) == 0 and len(f["/collectives/arrival_ns"]) == 0
+    assert f["/pipeline/stages"].attrs["measured"] == 0
+with h5py.File(sys.argv[4]) as f:
+    assert f["/pipeline/stages"].attrs["bottleneck_stage"] == 3, dict(f["/pipeline/stages"].attrs)
 EOF
 
 # Usage error without arguments.
 if "$PY" "$SRC/scripts/plot_stragglers.py" >/dev/null 2>&1; then fail "no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_findings.py" >/dev/null 2>&1; then fail "plot_findings.py: no usage error without arguments"; fi
+if "$PY" "$SRC/scripts/plot_pipeline.py" >/dev/null 2>&1; then fail "plot_pipeline.py: no usage error without arguments"; fi
 echo "PASS"

@@ -88,7 +88,10 @@ TEST(SimPlants, HealthyOutputIsUnchanged) {
   sim::generate(o);
   EXPECT_EQ(content_hash(dir, 8), 0x5b5090d248a50e07ull);
   const std::string truth = slurp((dir / "truth.json").string());
-  EXPECT_NE(truth.find("\"desync\": []},\n \"findings\": []}\n"), std::string::npos) << truth;
+  // The expected block ends with the desync rows, then the pipeline's truth (added with issue 20).
+  EXPECT_NE(truth.find("\"desync\": [],\n  \"pipeline\": {\"pp\": 2, \"microbatches\": 4, \"virtual_stages\": 1, "
+                       "\"schedule\": \"1f1b\""), std::string::npos) << truth;
+  EXPECT_NE(truth.find("\"causes\": []}},\n \"findings\": []}\n"), std::string::npos) << truth;
   fs::remove_all(dir);
 }
 

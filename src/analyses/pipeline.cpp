@@ -80,8 +80,8 @@ const tables::Table<FlushStage>& flushes_table() {
        col("stage", &F::stage), col("rank", &F::rank), col("iteration", &F::iteration, "", "stage 0's iteration index"),
        col("span_start_ns", &F::span_start, "ns", "stage 0's first forward start (corrected wall clock)"),
        col("span_end_ns", &F::span_end, "ns", "stage 0's last backward end (corrected wall clock)"),
-       col("window_start_ns", &F::window_start, "ns", "this stage's first op (corrected)"),
-       col("window_end_ns", &F::window_end, "ns", "this stage's last op end (corrected)"),
+       col("window_start_ns", &F::window_start, "ns", "stage 0: span start; later stages: end of its first p2p op inside the span (corrected)"),
+       col("window_end_ns", &F::window_end, "ns", "stage 0: span end; later stages: end of its last p2p op inside the span (corrected)"),
        col("work_ns", &F::work_ns, "ns"), col("bubble_ns", &F::bubble_ns, "ns"), col("p2p_ns", &F::p2p_ns, "ns")},
       nullptr};
   return t;
