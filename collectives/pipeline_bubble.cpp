@@ -184,6 +184,9 @@ void attribute(const PipelineInputs& in, const std::vector<topology::Communicato
       ns[size_t(i)] += healthy_excess != 0 ? base * healthy[size_t(i)] / healthy_excess : 0;
     ns[size_t(BubblePart::Straggler)] += excess - base;
   }
+  // Pipelines with a straggler that lost less than those without one (a late onset): no part.
+  if (ns[size_t(BubblePart::Straggler)] < 0)
+    ns[size_t(BubblePart::Unknown)] += ns[size_t(BubblePart::Straggler)], ns[size_t(BubblePart::Straggler)] = 0;
   for (int i = 0; i < kBubbleParts; ++i) out.parts[size_t(i)] = out.work_ns > 0 ? ns[size_t(i)] / out.work_ns : 0;
 }
 
