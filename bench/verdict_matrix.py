@@ -288,6 +288,32 @@ def check(truth, s, extra=()):
     return found, missed, false, msgs
 
 
+def pipeline_msgs(truth, s, extra=()):
+    """The pipeline verdict against the generator's true bubble (docs/pipeline.md): schedule facts,
+    the bubble within 2 points, and no cause named where the run planted none that acts on the
+    pipeline (a straggler: any the run expects, host-side plants included). Runs that stop (hang,
+    crash), captures of fewer than 4 steady iterations and runs without PP are not checked."""
+    t = truth["expected"].get("pipeline")
+    if not t or t.get("iterations", 0) < 4 or truth["expected"].get("root_cause") or truth["expected"].get("desync"):
+        return None, []
+    p = s.get("pipeline")
+    if not p:
+        return False, ["pipeline: not measured (null)"]
+    msgs = []
+    for k in ("microbatches", "virtual_stages", "schedule"):
+        if p.get(k) != t.get(k):
+            msgs.append(f"pipeline: {k} {p.get(k)}, generated {t.get(k)}")
+    if abs(p["bubble_measured"] - t["bubble_measured"]) > 0.02:
+        msgs.append(f"pipeline: bubble {p['bubble_measured']:.4f}, true {t['bubble_measured']:.4f}")
+    planted = set(t.get("causes") or [])
+    if truth["expected"].get("stragglers") or list(extra):
+        planted.add("straggler")
+    for c in p.get("causes") or []:
+        if c in ("stage_imbalance", "straggler") and c not in planted:
+            msgs.append(f"pipeline: false cause {c} (planted {sorted(planted)})")
+    return not msgs, msgs
+
+
 def layout_ok(truth, s):
     lay = s.get("layout")
     if not lay:
@@ -303,7 +329,7 @@ def execute(a, run):
     t0 = time.time()
     base = tempfile.mkdtemp(prefix=f"vm{run['idx']:03d}-", dir=a.workdir)
     d = os.path.join(base, "run")
-    res = {"run": run, "found": 0, "missed": 0, "false": 0, "msgs": [], "unobservable": 0, "layout": None}
+    res = {"run": run, "found": 0, "missed": 0, "false": 0, "msgs": [], "unobservable": 0, "layout": None, "pipeline": None}
     try:
         for attempt in range(4):  # slow links: re-draw until truth calls one observable
             shutil.rmtree(d, ignore_errors=True)
@@ -340,6 +366,8 @@ def execute(a, run):
             res["unobservable"], res["missed"] = 1, max(0, res["missed"] - 1)
             msgs = [m for m in msgs if not m.startswith("missed straggler")]
         res["msgs"] += msgs
+        res["pipeline"], pmsgs = pipeline_msgs(truth, s, run.get("expect_extra", ()))
+        res["msgs"] += pmsgs
         ok, desc = layout_ok(truth, s)
         res["layout"] = desc
         if not ok:
@@ -429,7 +457,10 @@ def totals(results):
             f"false reports {T['false']}. Healthy runs clean: {clean} of {len(healthy)}. Slow-link runs truth "
             f"calls unobservable (checked for false reports only): {T['unobservable']}. Layout: "
             f"{len(results) - lay_null - lay_bad} equal to the generated one, {lay_bad} different, {lay_null} null. "
-            f"`--layout` re-runs with the same stragglers: {sum(1 for r in reruns if r['rerun'])} of {len(reruns)}.")
+            f"`--layout` re-runs with the same stragglers: {sum(1 for r in reruns if r['rerun'])} of {len(reruns)}. "
+            f"Pipeline bubble as generated (within 2 points, schedule facts, no false cause): "
+            f"{sum(1 for r in results if r.get('pipeline') is True)} of "
+            f"{sum(1 for r in results if r.get('pipeline') is not None)} runs checked.")
 
 
 def main():
