@@ -108,6 +108,68 @@ def check_findings(truth, summ, say):
             'note', name, 'n/a' if rep[name][0] is None else sorted(rep[name][0])[:12]))
 
 
+PIPE_CAUSES = ('stage_imbalance', 'p2p_transfer', 'straggler', 'warmup_cooldown', 'unknown')
+
+
+def check_pipeline(truth, summ, say):
+    """truth `pipeline` (PP > 1) against the summary's `pipeline` object"""
+    tp = truth.get('pipeline')
+    if not tp:
+        return
+    sp = summ.get('pipeline')
+    desc = 'pipeline %s P=%d M=%d V=%d' % (tp['schedule'], tp['pp'], tp['microbatches'], tp['virtual_stages'])
+    if not isinstance(sp, dict):
+        say('missed', desc + ': the summary\'s pipeline is %s' % ('absent' if 'pipeline' not in summ else 'null'))
+        return
+    for k in ('schedule', 'microbatches', 'virtual_stages'):
+        say('found' if sp.get(k) == tp[k] else 'missed', 'pipeline %s %s%s' % (
+            k, tp[k], '' if sp.get(k) == tp[k] else ' (got %s)' % sp.get(k)))
+    bt, bs = tp.get('bubble_theoretical'), sp.get('bubble_theoretical')
+    ok = isinstance(bs, (int, float)) and abs(bs - bt) <= 1e-6
+    say('found' if ok else 'missed', 'pipeline bubble_theoretical %.6f%s' % (bt, '' if ok else ' (got %s)' % bs))
+    bm, got = tp.get('bubble_measured'), sp.get('bubble_measured')
+    if bm is None:
+        print('%-9s pipeline bubble_measured: no complete steady iteration in the truth' % 'skip')
+    else:
+        ok = isinstance(got, (int, float)) and abs(got - bm) <= 0.02
+        b0 = tp.get('bubble_measured_tp0')              # the contract allows TP rank 0 alone as well (TP > 1)
+        alt = not ok and isinstance(got, (int, float)) and b0 is not None and abs(got - b0) <= 0.02
+        say('found' if ok or alt else 'missed', 'pipeline bubble_measured %.4f within 0.02 (got %s%s)%s' % (
+            bm, got, '' if not isinstance(got, (int, float)) else ', off by %+.4f' % (got - bm),
+            ' (matches the TP-rank-0 convention, %.4f)' % b0 if alt else ''))
+    if tp.get('bottleneck_stage') is not None:
+        ok = sp.get('bottleneck_stage') == tp['bottleneck_stage']
+        say('found' if ok else 'missed', 'pipeline bottleneck_stage %d%s' % (
+            tp['bottleneck_stage'], '' if ok else ' (got %s)' % sp.get('bottleneck_stage')))
+    causes = sp.get('causes') if isinstance(sp.get('causes'), list) else []
+    odd = [c for c in causes if c not in PIPE_CAUSES]
+    if odd:
+        print('%-9s pipeline causes %s are not contract names %s' % ('note', odd, list(PIPE_CAUSES)))
+    for c in tp.get('expected_causes', []):
+        say('found' if c in causes else 'missed', 'pipeline cause %s%s' % (c, '' if c in causes else ' (got %s)' % causes))
+    faults = truth.get('faults', [])
+    got_str = {x.get('rank') for x in summ.get('stragglers') or []}
+    lay = truth['layout']
+    for f in faults:
+        if f['kind'] == 'stage_imbalance':
+            st = f['stage']
+            first = causes[0] if causes else None
+            say('false' if first == 'straggler' else 'found', 'pipeline stage_imbalance stage %d: straggler %s first cause (causes %s)' % (
+                st, 'is the' if first == 'straggler' else 'not the', causes))
+            ranks = {r for r in got_str if isinstance(r, int) and r // (lay['tp'] * lay['dp']) == st}
+            say('false' if ranks else 'found', 'pipeline stage_imbalance stage %d: %s' % (
+                st, 'ranks %s of the stage named stragglers' % sorted(ranks) if ranks else 'no rank of the stage named a straggler'))
+    exp = {e['rank'] for e in truth.get('stragglers', []) if e.get('fault', {}).get('kind') == 'slow_gpu'}
+    for r in sorted(exp):
+        if 'straggler' not in tp.get('expected_causes', []):
+            print('%-9s pipeline slow_gpu rank %d: the bubble barely moves (%s), straggler cause not required' % (
+                'note', r, tp.get('cause_deltas', {}).get('straggler')))
+            continue
+        ok = 'straggler' in causes and r in got_str
+        say('found' if ok else 'missed', 'pipeline slow_gpu rank %d: straggler among causes and the rank among stragglers%s' % (
+            r, '' if ok else ' (causes %s, stragglers %s)' % (causes, sorted(x for x in got_str if x is not None)[:8])))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('summary'); ap.add_argument('truth')
@@ -204,6 +266,9 @@ def main():
 
     # ---- findings (summary `findings`: [{"finding", "ranks", ...}])
     check_findings(truth, summ, say)
+
+    # ---- pipeline bubble (truth `pipeline`, PP > 1)
+    check_pipeline(truth, summ, say)
 
     # ---- layout
     lay = summ.get('layout')

@@ -10,6 +10,7 @@ VM = 1 << 48                     # <hw:8><vm:8><pid:24><tid:24>; the samples use
 # start/end, iteration start; async (overlapped) collective, wait for the async ones, tiny-kernel storm,
 # pageable H2D copies, GC pause, one-time JIT / module loading
 K, COLL, CPU, MCPY, SYNC, MSTART, MEND, ITER, ACOLL, WAIT, STORM, PCOPY, GC, JIT = range(14)
+APP, PWAIT = 14, 15              # isend/irecv on the link's stream (gpipe, interleaved); req.wait() of an irecv
 
 # ---------------------------------------------------------------- kernel catalogue
 # role -> (modern shortName, modern demangled, 2022 shortName, 2022 demangled, base us, grid)
@@ -70,10 +71,25 @@ class Job:
         assert self.n % self.G == 0 or self.n < self.G, 'ranks must fill whole hosts (or one host in part)'
         self.H = -(-self.n // self.G)
         self.M = a.microbatches or (max(4, 2 * self.pp) if self.pp > 1 else 2)
-        assert self.M >= self.pp, '1F1B needs microbatches >= pp'
+        self.sched = getattr(a, 'schedule', '1f1b')
+        self.V = getattr(a, 'virtual_stages', 1)
+        if not hasattr(a, 'balanced_stages'):
+            a.balanced_stages = False
+        if self.sched == 'interleaved':
+            if self.pp < 2 or self.V < 2:
+                raise SystemExit('--schedule interleaved needs PP >= 2 and --virtual-stages >= 2')
+            if self.M % self.pp:
+                raise SystemExit('interleaved 1F1B: microbatches (%d) must be a multiple of PP (%d)' % (self.M, self.pp))
+            if a.layers % self.V:
+                raise SystemExit('interleaved 1F1B: --layers (%d per stage) must be a multiple of --virtual-stages' % a.layers)
+        elif self.V != 1:
+            raise SystemExit('--virtual-stages needs --schedule interleaved')
+        if self.sched != 'gpipe':
+            assert self.M >= self.pp, '1F1B needs microbatches >= pp'
+        self.Lc = a.layers // self.V                 # transformer layers per model chunk
         self.rng = random.Random(a.seed)
         self.new = a.schema == '3.25'
-        self.faults = [parse_fault(f, self.n) for f in a.fault]
+        self.faults = [parse_fault(f, self.n, self.pp) for f in a.fault]
         self.comms = {}                              # commkey -> (kind, members)
 
     def coords(self, r):
@@ -90,7 +106,7 @@ class Job:
         return [f for f in self.faults if f['kind'] == kind and f.get('rank') in (r, 'all')]
 
 
-def parse_fault(s, n):
+def parse_fault(s, n, pp=1):
     f = s.split(':')
     kind = f[0]
 
@@ -120,6 +136,13 @@ def parse_fault(s, n):
             if every < 1:
                 raise SystemExit('fault %s: EVERY must be >= 1' % s)
             return {'kind': kind, 'rank': rank(f[1]), 'every': every, 'ms': float(f[3]), 'iter': every}
+        if kind == 'stage_imbalance':
+            st = int(f[1])
+            if not 0 <= st < pp:
+                raise SystemExit('fault %s: stage %d outside 0..%d' % (s, st, pp - 1))
+            return {'kind': kind, 'stage': st, 'factor': float(f[2]), 'iter': int(f[3]) if len(f) > 3 else 0}
+        if kind == 'slow_p2p':
+            return {'kind': kind, 'factor': float(f[1]), 'iter': int(f[2]) if len(f) > 2 else 0}
         if kind == 'nccl_bracketed':
             return {'kind': kind, 'rank': rank(f[1]) if len(f) > 1 else 'all', 'iter': 0}
     except (IndexError, ValueError):
@@ -130,8 +153,14 @@ def parse_fault(s, n):
 # ---------------------------------------------------------------- programs (what each rank issues)
 def build_program(job, r):
     """The ordered list of CPU/GPU operations one rank issues, all iterations."""
+    import indep_pipe as pipe
     tp_i, dp_i, pp_i = job.coords(r)
     P, M, L = job.pp, job.M, job.a.layers
+    plan = None
+    if job.sched != '1f1b':
+        if getattr(job, 'plan', None) is None:
+            job.plan = pipe.plan(job)
+        plan = job.plan
     seq = {}
     ops = []
     extra = job.on('extra_work', r)
@@ -141,10 +170,12 @@ def build_program(job, r):
     gcs = job.on('gc_pause', r)
     acc = [0.0]
 
-    def coll(key, kind, members, coll_name, dtype, nbytes, api, asyn=False):
+    def coll(key, kind, members, coll_name, dtype, nbytes, api, asyn=False, code=None):
         job.comms.setdefault(key, (kind, tuple(members)))
         seq[key] = seq.get(key, 0) + 1
-        ops.append((ACOLL if asyn else COLL, (key, seq[key]), coll_name, dtype, nbytes, api))
+        code = code if code is not None else (ACOLL if asyn else COLL)
+        ops.append((code, (key, seq[key]), coll_name, dtype, nbytes, api))
+        return (key, seq[key])
 
     tp_key = ('tp', dp_i, pp_i)
     tp_members = [job.rank(t, dp_i, pp_i) for t in range(job.tp)]
@@ -155,57 +186,65 @@ def build_program(job, r):
     dp_coll = ('AllReduce', 'f32', 'ncclAllReduce') if job.a.dp_mode == 'ar' else ('ReduceScatter', 'f32', 'ncclReduceScatter')
     overlap = job.a.dp_overlap and job.dp > 1
 
-    def kern(role, it):
-        ops.append((K, role))
+    def kern(role, it, w=None):
+        # w: (duration scale, (iteration, 'F'|'B', microbatch, chunk)) for the kernels of a microbatch's pass
+        op = (K, role) if w is None else (K, role, w[0], w[1])
+        ops.append(op)
         for f in extra:
             if it >= f['iter']:
                 acc[0] += f['factor'] - 1.0
                 while acc[0] >= 1.0:
-                    ops.append((K, role)); acc[0] -= 1.0
+                    ops.append(op); acc[0] -= 1.0
 
     def tp_ar():
         if job.tp > 1:
             coll(tp_key, 'tp', tp_members, 'AllReduce', 'bf16', act, 'ncclAllReduce')
 
-    def fwd(it):
+    def fwd(it, m, c):
         for f in pcopy:                                # the microbatch built on the CPU, copied pageable
             if it >= f['iter']:
                 ops.append((PCOPY, int(f['mib'] * (1 << 20)), 'pageable_h2d'))
-        if pp_i == 0: kern('embed_f', it)
-        for _ in range(L):
+        imb, tag = pipe.imbalance(job, pp_i, it), (it, 'F', m, c)
+        lw = (imb * pipe.layer_scale(job, pp_i, c, True), tag)
+        pre, post = pipe.extra_roles(job, pp_i, c, True)   # embedding on stage 0, output layer + loss on the last
+        for role in pre: kern(role, it, (imb, tag))
+        for _ in range(job.Lc):
             for role in FWD_LAYER:
-                tp_ar() if role == 'TP' else kern(role, it)
-        if pp_i == P - 1:
-            kern('ln_f', it); kern('logits', it); kern('xent_f', it)
+                tp_ar() if role == 'TP' else kern(role, it, lw)
+        for role in post: kern(role, it, (imb, tag))
         for f in storms:                               # loss.item(), then per-op metrics on tiny tensors
             if it >= f['iter']:
                 ops.append((STORM, f['count']))
 
-    def bwd(it, last):
+    def bwd(it, last, m, c):
         # DDP / Megatron overlap_grad_reduce: in the last microbatch's backward a bucket is reduced as soon as
         # its layers' gradients are final, on the DP communicator's own stream, while backward goes on
+        # (interleaved: in the last microbatch's backward of each model chunk, for that chunk's layers)
         kb = max(1, job.a.dp_bucket_layers)
         buck = overlap and last
-        if pp_i == P - 1:
-            kern('xent_b', it); kern('dgemm', it); kern('wgemm', it); kern('ln_b', it)
+        imb, tag = pipe.imbalance(job, pp_i, it), (it, 'B', m, c)
+        lw = (imb * pipe.layer_scale(job, pp_i, c, False), tag)
+        pre, post = pipe.extra_roles(job, pp_i, c, False)
+        for role in pre: kern(role, it, (imb, tag))
         done = 0
-        for j in range(L):
+        for j in range(job.Lc):
             for role in BWD_LAYER:
-                tp_ar() if role == 'TP' else kern(role, it)
+                tp_ar() if role == 'TP' else kern(role, it, lw)
             done += 1
-            final = j == L - 1
-            if buck and (done == kb or final) and not (final and pp_i == 0):
+            final = j == job.Lc - 1
+            if buck and (done == kb or final) and not (final and post):
                 coll(dp_key, 'dp', dp_members, dp_coll[0], dp_coll[1], int(gb * done / L), dp_coll[2], asyn=True)
                 done = 0
-        if pp_i == 0:
-            kern('embed_b', it)
+        if post:
+            for role in post: kern(role, it, (imb, tag))
             if buck:                                   # the embedding gradient joins the last bucket
                 coll(dp_key, 'dp', dp_members, dp_coll[0], dp_coll[1], int(gb * max(done, 1) / L), dp_coll[2], asyn=True)
 
-    def p2p(peer_stage, api):
+    def p2p(peer_stage, api, link='pp', code=COLL):
+        # one 2-rank communicator per stage link; 'ppw': the interleaved wrap-around link (last -> first stage)
         peer = job.rank(tp_i, dp_i, peer_stage)
         a, b = sorted((r, peer))
-        coll(('pp', a, b), 'pp', (a, b), 'SendRecv', '', act, api)
+        return coll((link, a, b), 'pp', (a, b), 'SendRecv', '', act, api, code=code)
 
     for it in range(job.a.iters):
         ops.append((ITER, it))
@@ -219,25 +258,35 @@ def build_program(job, r):
         for f in bubbles:                              # a large host-side array copied pageable each step
             if it >= f['iter']:
                 ops.append((PCOPY, int(f['mib'] * (1 << 20)), 'copy_bubbles'))
-        W = min(P - pp_i - 1, M)
-        sched = []
-        for i in range(W):
-            sched += [('rf', i), ('F', i), ('sf', i)]
-        for k in range(M - W):
-            i = W + k
-            sched += [('rf', i), ('F', i), ('rb', k), ('sf', i), ('B', k), ('sb', k)]
-        for k in range(M - W, M):
-            sched += [('rb', k), ('B', k), ('sb', k)]
-        gc_at = {}
+        if job.sched == '1f1b':                         # the original hand-ordered 1F1B
+            W = min(P - pp_i - 1, M)
+            sched = []
+            for i in range(W):
+                sched += [('rf', i), ('F', i), ('sf', i)]
+            for k in range(M - W):
+                i = W + k
+                sched += [('rf', i), ('F', i), ('rb', k), ('sf', i), ('B', k), ('sb', k)]
+            for k in range(M - W, M):
+                sched += [('rb', k), ('B', k), ('sb', k)]
+        else:                                          # gpipe / interleaved: indep_pipe.plan
+            sched = plan[pp_i]
+        gc_at, recvs = {}, {}
         for f in gcs:                                  # a pause somewhere in the middle of the step
             if it > 0 and it % f['every'] == 0:
                 g = random.Random(job.a.seed * 1000003 + r * 7919 + it)
                 gc_at[g.randint(max(1, len(sched) // 5), max(1, (4 * len(sched)) // 5))] = f['ms']
-        for pos, (op, m) in enumerate(sched):
+        for pos, item in enumerate(sched):
+            op, m = item[0], item[1]
             if pos in gc_at:
                 ops.append((GC, gc_at[pos]))
-            if op == 'F': fwd(it)
-            elif op == 'B': bwd(it, m == M - 1)
+            c = item[2] if len(item) > 2 and op in 'FB' else 0
+            if len(item) > 3 and op in 'FB':
+                for t in item[3]:                      # req.wait() of the irecv this pass needs
+                    ops.append((PWAIT, recvs.pop(t)))
+            if op == 'F': fwd(it, m, c)
+            elif op == 'B': bwd(it, m == M - 1, m, c)
+            elif op == 'S': p2p(item[2], 'ncclSend', m, APP)
+            elif op == 'R': recvs[item[3]] = p2p(item[2], 'ncclRecv', m, APP)
             elif op == 'rf' and pp_i > 0: p2p(pp_i - 1, 'ncclRecv')
             elif op == 'sf' and pp_i < P - 1: p2p(pp_i + 1, 'ncclSend')
             elif op == 'rb' and pp_i < P - 1: p2p(pp_i + 1, 'ncclRecv')

@@ -10,7 +10,7 @@ import math, random
 from collections import deque
 
 from indep_model import (KERNELS, NCCL_NEW, NCCL_OLD, K, COLL, CPU, MCPY, SYNC, MSTART, MEND, ITER, ACOLL, WAIT,
-                         STORM, PCOPY, GC, JIT, build_program)
+                         STORM, PCOPY, GC, JIT, APP, PWAIT, build_program)
 
 
 class RankState:
@@ -18,7 +18,9 @@ class RankState:
                  'sync', 'corr', 'streams', 'next_stream', 'stopped_at', 'blocked', 'iter_t',
                  # added for overlap, storms, copies, GC, JIT
                  'backlog', 'busy', 'afree', 'aend', 'inflight', 'nbuck', 'sync_x', 'nvtx_txt', 'seen',
-                 'storms', 'gcs', 'h2d', 'it_start', 'jit', 'pbw', 'copy_api', 'orphans')
+                 'storms', 'gcs', 'h2d', 'it_start', 'jit', 'pbw', 'copy_api', 'orphans',
+                 # pipeline truth: microbatch compute kernels (start, end, tag), TP / p2p kernels (start, end, it, kind)
+                 'pwork', 'pnet', 'p2pdone')
 
 
 def transfer_ns(job, kind_coll, members, nbytes, it):
@@ -38,7 +40,12 @@ def transfer_ns(job, kind_coll, members, nbytes, it):
         vol = (n - 1) / n * nbytes
     else:
         vol = nbytes
-    return lat + vol / bw * 1e9
+    t = lat + vol / bw * 1e9
+    if kind_coll == 'SendRecv':                    # slow_p2p: every pipeline transfer slower
+        for f in job.faults:
+            if f['kind'] == 'slow_p2p' and it >= f['iter']:
+                t *= f['factor']
+    return t
 
 
 JIT_RANGES = [  # (name, start as a share of the compile, end share); names as nvFuser emits them (sample nvfuser_report1)
@@ -63,6 +70,7 @@ def simulate(job):
         s.backlog, s.busy, s.afree, s.aend, s.inflight, s.nbuck = {}, set(), {}, 0, 0, 0
         s.sync_x, s.nvtx_txt, s.seen, s.storms, s.gcs, s.h2d, s.it_start = [], [], set(), [], [], {}, {}
         s.jit, s.orphans = None, []
+        s.pwork, s.pnet, s.p2pdone = [], [], {}
         xr = random.Random(a.seed * 6151 + r * 97 + 3)            # draws of the new features only
         s.pbw = xr.uniform(7e9, 11e9)                              # pageable H2D through the staging buffer
         s.copy_api = 'torch' if (a.seed + r // max(1, job.G)) % 2 == 0 else 'cuda'
@@ -142,11 +150,11 @@ def simulate(job):
             any_rec = next(iter(arr.values()))
             it = max(v['it'] for v in arr.values())
             tr = transfer_ns(job, any_rec['cname'], members, any_rec['nbytes'], it) * crng.gauss(1.0, 0.01)
-            if any_rec['async']:
+            if any_rec['async'] and not any_rec.get('p2p'):
                 tr *= 1.1                          # shares SMs and memory bandwidth with the backward kernels
             amax = max(v['arr'] for v in arr.values())
             order = sorted(arr.items(), key=lambda kv: kv[1]['arr'])
-            if len(order) > 1:
+            if len(order) > 1 and not any_rec.get('p2p'):   # (an early irecv waits on its own stream, nobody stalls)
                 last, prev = order[-1], order[-2]
                 hk = (last[0], last[1]['it'])
                 hold[hk] = hold.get(hk, 0) + (last[1]['arr'] - prev[1]['arr'])
@@ -155,6 +163,8 @@ def simulate(job):
                 end = int(amax + tr + crng.randint(0, 2000))
                 sm = st[m]
                 sm.kern.append((rec['arr'], end, rec['stream'], rec['corr'], rec['kname'], 'nccl'))
+                if kind in ('tp', 'pp'):
+                    sm.pnet.append((rec['arr'], end, rec['it'], kind))
                 if rec.get('unpack') is not None:   # copy-out on the same stream, after the collective
                     u = small_kernel(sm, 'unpack', rec['stream'], end + sm.rng.randint(1000, 3000), rec['nbytes'])
                     sm.kern.append(u[:3] + (rec['unpack'],) + u[4:])
@@ -166,6 +176,13 @@ def simulate(job):
                     sm.busy.discard(comm)
                     sm.inflight -= 1
                     promote(m, comm, work)
+                    if rec.get('p2p'):               # an isend/irecv done: wake a req.wait() on it
+                        sm.p2pdone[k] = end
+                        if sm.blocked == ('p2p', k):
+                            sm.g = max(sm.g, end)
+                            sm.blocked = None
+                            sm.pc += 1
+                            woken.add(m)
                     if sm.blocked == 'wait' and sm.inflight == 0:
                         sm.g = max(sm.g, sm.aend)
                         sm.blocked = None
@@ -237,6 +254,9 @@ def simulate(job):
                 dur = KERNELS[op[1]][4] * 1000 * gpu_factor(r, s) * math.exp(rng.gauss(0, sigma))
                 if sigma > 0.02 and rng.random() < (sigma - 0.02) / 10:   # heavier tail when asked to be noisy
                     dur *= rng.uniform(1.2, 1.8)
+                if len(op) > 2:                     # stage_imbalance / --balanced-stages scale; microbatch tag
+                    dur *= op[2]
+                    s.pwork.append((start, start + int(dur), op[3]))
                 s.kern.append((start, start + int(dur), s.streams['compute'], corr, op[1], 'k'))
                 s.g = start + int(dur)
                 s.c += rng.randint(8000, 30000)     # python/framework time between launches
@@ -263,6 +283,26 @@ def simulate(job):
                 promote(r, comm, work)
                 if work:
                     resolve(work[0], queue, r)
+            elif code == APP:                       # isend / irecv: on the link's stream; the compute stream goes on
+                key, rec = issue_coll(r, s, op, True)
+                rec['p2p'] = True
+                comm = key[0]
+                s.backlog.setdefault(comm, deque()).append((key, rec))
+                s.inflight += 1
+                s.c += rng.randint(5000, 20000)
+                s.pc += 1
+                work = []
+                promote(r, comm, work)
+                if work:
+                    resolve(work[0], queue, r)
+            elif code == PWAIT:                     # req.wait() of an irecv: the compute stream waits for it
+                wait_event(s, s.streams['compute'])
+                if op[1] in s.p2pdone:
+                    s.g = max(s.g, s.p2pdone[op[1]])
+                    s.pc += 1
+                else:
+                    s.blocked = ('p2p', op[1])
+                    return
             elif code == WAIT:
                 for _ in range(s.nbuck):            # work.wait() per bucket: compute stream waits on the NCCL stream
                     wait_event(s, s.streams['compute'])
@@ -421,8 +461,9 @@ def simulate(job):
         run(queue.popleft(), queue)
     blocked = sorted(r for r, s in enumerate(st) if s.blocked is not None)
     dead = sorted(r for r, s in enumerate(st) if s.dead)
-    if pending and not dead:
-        raise SystemExit('internal error: deadlock without a planted hang (%d ops pending)' % len(pending))
+    if (pending or blocked) and not dead:
+        raise SystemExit('internal error: deadlock without a planted hang (%d ops pending, ranks %s blocked)' % (
+            len(pending), blocked[:8]))
     # ranks blocked on the GPU: their CPU goes on launching until something blocks the host (the step's
     # stream synchronize, .item(), a pageable copy); launches without kernel records
     for r in blocked:
@@ -434,16 +475,16 @@ def simulate(job):
                 break
             if code == K:
                 launch(s, *kernel_api(op[1])); s.c += rng.randint(8000, 30000)
-            elif code in (COLL, ACOLL):
+            elif code in (COLL, ACOLL, APP):
                 stream = stream_of(s, r, op[1][0])
-                if code == ACOLL:
+                if code in (ACOLL, APP):
                     launch(s, ev_api, 0, rng.randint(2000, 4000)); wait_event(s, stream)
-                    s.nbuck += 1
+                    s.nbuck += code == ACOLL
                 t0 = s.c; s.c += rng.randint(4000, 12000)
                 launch(s, *nccl_api())
                 s.c += rng.randint(1500, 4000)
                 s.nvtx.append((t0, s.c, op[5], 1))
-                if code == ACOLL:
+                if code in (ACOLL, APP):
                     launch(s, ev_api, 0, rng.randint(2000, 4000))
                 s.orphans.append((t0, op[1], op[2]))
                 s.c += rng.randint(5000, 20000)
@@ -451,6 +492,8 @@ def simulate(job):
                 for _ in range(s.nbuck):
                     wait_event(s, s.streams['compute'])
                 s.nbuck = 0
+            elif code == PWAIT:
+                wait_event(s, s.streams['compute'])
             elif code == MCPY:
                 launch(s, 'cudaMemcpyAsync_v3020', 0)
             elif code == GC:

@@ -12,6 +12,7 @@ from indep_model import DEFAULT_DDL_DIR, Job
 from indep_replay import simulate
 from indep_export import write_file
 from indep_truth import build_truth
+from indep_pipe import pipeline_truth
 
 HOST_STYLES = ['gpu-st-p5-48xlarge-%d', 'dgx-h100-%03d', 'hgx%04d', 'node%02d.cluster.local']
 
@@ -23,7 +24,14 @@ def main():
     ap.add_argument('--gpus-per-host', type=int, default=4, choices=(1, 2, 4, 8))
     ap.add_argument('--iters', type=int, default=12)
     ap.add_argument('--microbatches', type=int, default=0)
-    ap.add_argument('--layers', type=int, default=2, help='transformer layers per stage')
+    ap.add_argument('--layers', type=int, default=2, help='transformer layers per stage (all its model chunks together)')
+    ap.add_argument('--schedule', choices=('1f1b', 'gpipe', 'interleaved'), default='1f1b',
+                    help='pipeline schedule (interleaved: Megatron interleaved 1F1B, --virtual-stages chunks per stage)')
+    ap.add_argument('--virtual-stages', type=int, default=1,
+                    help='model chunks per stage for --schedule interleaved (each --layers/V layers)')
+    ap.add_argument('--balanced-stages', action='store_true',
+                    help='layer kernels of the first and last (virtual) stage shortened by the time of the embedding '
+                    'and of the output layer + loss, so that every stage does the same work per microbatch')
     ap.add_argument('--act-mb', type=float, default=16.0, help='activation / TP all-reduce / p2p message, MiB')
     ap.add_argument('--grad-mb', type=float, default=300.0, help='gradient bytes per DP rank, MiB')
     ap.add_argument('--intra-gbps', type=float, default=180.0)
@@ -49,7 +57,8 @@ def main():
     ap.add_argument('--fault', action='append', default=[],
                     help='slow_gpu:R:I:F host_delay:R:I:MS extra_work:R:I:F slow_link:H1:H2:F[:I] crash:R:I stuck:R:I '
                     'tiny_kernels:R|all:COUNT[:I] nccl_bracketed[:R|all] copy_bubbles:R|all:MIB[:I] '
-                    'pageable_h2d:R|all:MIB[:I] gc_pause:R|all:EVERY:MS (see README.md)')
+                    'pageable_h2d:R|all:MIB[:I] gc_pause:R|all:EVERY:MS stage_imbalance:STAGE:F[:I] slow_p2p:F[:I] '
+                    '(see README.md)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--ddl-dir', default=DEFAULT_DDL_DIR)
     a = ap.parse_args()
@@ -98,12 +107,19 @@ def main():
                        max(cap_end[r] for r in rs), wrng, err[h], epoch, domain_row)
             files[name] = {'ranks': rs, 'host': hosts[h]}
     truth = build_truth(job, st, pending, hold, blocked, dead, hosts, err, files, domain_row, stuck_async)
+    if job.pp > 1:
+        truth['pipeline'] = pipeline_truth(job, st)
     with open(os.path.join(a.out, 'truth.json'), 'w') as f:
         json.dump(truth, f, indent=1)
     print('%s: %d ranks, %d files, step %.2f ms, stragglers %s, desync %d ops, findings %s' % (
         a.out, job.n, len(files), truth['step_ms_true'], [x['rank'] for x in truth['stragglers']], len(truth['desync']),
         ['%s%s' % (x['finding'], x['ranks'] if len(x['ranks']) < 6 else '[%d ranks]' % len(x['ranks']))
          for x in truth['findings']]))
+    if job.pp > 1:
+        p = truth['pipeline']
+        print('  pipeline %s P=%d M=%d V=%d: bubble %s (theory %.4f), per stage %s, bottleneck %s, causes %s' % (
+            p['schedule'], p['pp'], p['microbatches'], p['virtual_stages'], p['bubble_measured'],
+            p['bubble_theoretical'], p['per_stage'], p['bottleneck_stage'], p['expected_causes']))
 
 
 if __name__ == '__main__':

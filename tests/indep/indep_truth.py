@@ -124,6 +124,9 @@ def dp_overlap_picture(job, st, stuck_async):
     rows = []
     for r, lst in sorted(stuck_async.items()):
         s = st[r]
+        lst = [x for x in lst if not x[1].get('p2p')]      # isend/irecv of the pipeline are no buckets
+        if not lst:
+            continue
         key, rec, on_gpu = min(lst, key=lambda kv: kv[1]['launch'])
         t = rec['launch']
         later = [k for k in s.kern if k[1] > t]

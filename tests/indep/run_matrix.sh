@@ -1,10 +1,11 @@
 #!/bin/bash
 # Independent test matrix for straggler-scan: simulate (tests/indep/indep_sim.py), analyse, check.
-#   tests/indep/run_matrix.sh [--quick | --full | --extras] [--seeds "1 2"] [--out DIR] [--keep]
+#   tests/indep/run_matrix.sh [--quick | --full | --extras | --pipeline] [--seeds "1 2"] [--out DIR] [--keep]
 # SS_SCAN_BIN: the straggler-scan binary (default: build/src/straggler-scan of this checkout).
 # SS_DDL_DIR : folder with the nsys DDL dumps (default ../shared/docs/nsys-ddl next to the checkout).
 # Default: each shape x fault once, conventions rotating, plus the EXTRAS below; --full: every convention
-# too; --quick: ~10 runs plus the EXTRAS marked '*'; --extras: the EXTRAS only.
+# too, plus the PIPELINE list; --quick: ~10 runs plus the EXTRAS marked '*'; --extras: the EXTRAS only;
+# --pipeline: the PIPELINE list only (pipeline schedules and bubble truth, a few minutes on 2 cores).
 # Exit 0 when every run passed its checks, 1 otherwise, 77 when the DDL dumps or the binary are absent.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,9 +15,9 @@ DDL="${SS_DDL_DIR:-$(cd "$REPO/.." && pwd)/shared/docs/nsys-ddl}"
 MODE=default SEEDS="1" OUT="${TMPDIR:-/tmp}/indep-matrix" KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) MODE=quick ;; --full) MODE=full ;; --extras) MODE=extras ;; --keep) KEEP=1 ;;
+    --quick) MODE=quick ;; --full) MODE=full ;; --extras) MODE=extras ;; --pipeline) MODE=pipeline ;; --keep) KEEP=1 ;;
     --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;;
-    *) echo "usage: $0 [--quick|--full|--extras] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick|--full|--extras|--pipeline] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
   esac; shift
 done
 [ -x "$BIN" ] || { echo "SKIP: no straggler-scan binary at $BIN (set SS_SCAN_BIN)"; exit 77; }
@@ -68,6 +69,24 @@ EXTRAS=(
   "short3-512-ovl-crash|--layout 8x4x16 --gpus-per-host 8 --iters 3 --dp-overlap --cpu-lead-ms 15 --fault crash:300:2"
   "short3-128-healthy-3.0|--layout 8x2x8 --gpus-per-host 8 --iters 3 --schema 3.0"
 )
+# Pipeline schedules and bubble truth (truth.json `pipeline`): name | simulator options. PP=4 runs are one host
+# of 8 GPUs (TP1 x PP4 x DP2), 2 layers per stage, 4 MiB activations, stages balanced (--balanced-stages) unless
+# said otherwise (pp4-1f1b-head: the last stage 17% heavier; slow_p2p: 16 MiB so that the transfers weigh); the
+# truth bubble of the balanced ones is within 0.02 of (P-1)/(V M) (README.md).
+PIPE="--gpus-per-host 8 --iters 5 --act-mb 4"
+PIPELINE=(
+  "pp4-1f1b|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --schedule 1f1b"
+  "pp4-gpipe|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --schedule gpipe"
+  "pp4-interleaved-v2|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --schedule interleaved --virtual-stages 2"
+  "pp4-1f1b-stage_imbalance|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --fault stage_imbalance:3:1.35"
+  "pp4-1f1b-slow_gpu|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --fault slow_gpu:4:0:1.3 --iters 8"
+  "pp4-1f1b-slow_p2p|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --fault slow_p2p:3 --act-mb 16"
+  "pp8-m32-stage_imbalance|--layout 1x8x2 $PIPE --microbatches 32 --balanced-stages --fault stage_imbalance:5:1.25"
+  "pp4-interleaved-v2-stage_imbalance|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --schedule interleaved --virtual-stages 2 --fault stage_imbalance:1:1.3"
+  "pp4-gpipe-slow_gpu|--layout 1x4x2 $PIPE --microbatches 8 --balanced-stages --schedule gpipe --fault slow_gpu:3:0:1.3 --iters 8"
+  "pp4-1f1b-head|--layout 1x4x2 $PIPE --microbatches 8"
+  "tp2pp4-interleaved-host-3.0|--layout 2x4x2 $PIPE --microbatches 8 --balanced-stages --schedule interleaved --virtual-stages 2 --files host --schema 3.0 --markers"
+)
 
 fault_args() {  # fault, then the shape's ranks: sg hd ew cr st h1 h2
   local f=$1 sg=$2 hd=$3 ew=$4 cr=$5 st=$6 h1=$7 h2=$8
@@ -86,6 +105,10 @@ fault_args() {  # fault, then the shape's ranks: sg hd ew cr st h1 h2
 RUNS=()
 i=0
 for seed in $SEEDS; do
+  if [ $MODE = pipeline ] || [ $MODE = full ]; then
+    for pi in "${!PIPELINE[@]}"; do RUNS+=("$seed p $pi -"); done
+  fi
+  [ $MODE = pipeline ] && continue
   for xi in "${!EXTRAS[@]}"; do
     x=${EXTRAS[$xi]}
     if [ $MODE = quick ]; then [ "${x:0:1}" = "*" ] || continue; fi
@@ -111,7 +134,13 @@ done
 
 for run in "${RUNS[@]}"; do
   read -r seed si fi ci <<< "$run"
-  if [ "$si" = x ]; then                     # an extra run: name | options
+  if [ "$si" = p ]; then                     # a pipeline run: name | options
+    x=${PIPELINE[$fi]}
+    sname=pipeline; cname=${x%%|*}; f=healthy
+    case "${x#*|}" in *"--fault "*) f=$(sed 's/.*--fault \([a-z_0-9]*\).*/\1/' <<< "${x#*|}") ;; esac
+    dir="$OUT/pipe_${cname}_s$seed"
+    simcmd="$HERE/indep_sim.py $dir/run --seed $seed --ddl-dir $DDL ${x#*|}"
+  elif [ "$si" = x ]; then                   # an extra run: name | options
     x=${EXTRAS[$fi]}; x=${x#\*}
     sname=extra; cname=${x%%|*}; f=${cname%%-*}
     dir="$OUT/extra_${cname}_s$seed"
