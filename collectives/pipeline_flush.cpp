@@ -118,6 +118,22 @@ std::vector<int32_t> microbatch_streams(const Rank& r) {
   return out;
 }
 
+// Forwards stage 0 runs before it first waits for a gradient: the compute kernels from the fill
+// start to the longest idle gap between them (the wait for the first backward's gradient; GPipe
+// after all m forwards, 1F1B after p), over the kernels of one forward. Where p2p kernels sit
+// does not matter (receives may be posted early).
+int32_t leading_forwards(const Rank& r, const FlushWindow& f) {
+  const auto lo = std::lower_bound(r.k.start.begin(), r.k.start.end(), f.fill_start) - r.k.start.begin();
+  int64_t hi = INT64_MIN, best = -1, n = 0, at = 0;
+  for (size_t i = size_t(lo); i < r.k.size() && r.k.start[i] < f.drain_end; ++i) {
+    if (r.kind[i] != kCompute) continue;
+    if (hi != INT64_MIN && r.k.start[i] - hi > best) best = r.k.start[i] - hi, at = n;
+    hi = std::max(hi, r.k.end[i]);
+    ++n;
+  }
+  return f.fwd_kernels > 0 ? int32_t(std::lround(double(at) / f.fwd_kernels)) : 0;
+}
+
 // One flush (ops [b, b + K)) as the first stage; false when it has no compute between its p2p
 // ops or its first forward / last backward are not all in the capture.
 bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
@@ -143,13 +159,7 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
     if (r.kind[i] == kCompute) end = std::max(end, r.k.end[i]), ++seen;
   f.drain_end = end;
   f.kernels = int32_t(r.compute_between(f.fill_start, f.drain_end));
-  f.leading_fwd = 1;  // [fill_start, first p2p op) holds one forward by construction
-  const int64_t tol = std::max<int64_t>(1, f.fwd_kernels / 4);
-  for (int64_t c : counts) {
-    if (c == 0) continue;
-    if (std::llabs(c - f.fwd_kernels) > tol) break;
-    ++f.leading_fwd;
-  }
+  f.leading_fwd = leading_forwards(r, f);
   return true;
 }
 

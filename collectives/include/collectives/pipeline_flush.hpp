@@ -46,7 +46,7 @@ struct FlushWindow {
   int32_t p2p_ops = 0;    // p2p ops in the flush (K)
   int32_t kernels = 0;    // compute kernels starting in the window
   int32_t fwd_kernels = 0, bwd_kernels = 0;  // compute kernels of one forward / one backward (chunk)
-  int32_t leading_fwd = 0;  // intervals from the fill start that hold one forward's kernels only
+  int32_t leading_fwd = 0;  // forwards before its longest wait (for the first backward's gradient)
 };
 
 // A p2p op's end and, at that instant, the rank's cumulative work and exposed p2p time (ns since
