@@ -40,7 +40,11 @@ NEW_ONLY = {"/ranks/source_format", "/inputs/format",
             "/collectives/communicators/p2p", "/slow_links/communicators", "/slow_links/communicators_offsets",
             "/iterations/change_points/explanation", "/layout/tp", "/layout/pp", "/layout/dp", "/layout/order",
             "/layout/source", "/layout/consistency", "/layout/how", "/layout/notes", "/layout/notes_offsets"}
-NEW_GROUPS = {"/layout"}
+NEW_GROUPS = {"/layout",
+              # issue 20: the pipeline analysis
+              "/pipeline", "/pipeline/windows", "/pipeline/stages", "/pipeline/flushes"}
+NEW_PREFIXES = ("/pipeline/",)  # every dataset under these is new (issue 20)
+NEW_SUMMARY_KEYS = {"pipeline"}  # contract keys an analysis now fills (null before)
 NEW_ATTRS = {  # group -> attributes only the new file has (issue 19)
     "/": {"format_version"},
     "/clock": {"matched_ops", "unaligned_ranks", "distrusted_edges", "not_corrected_because"},
@@ -94,11 +98,14 @@ def ragged_as_joined(new, path):
 def compare_h5(old_path, new_path, diffs):
     with h5py.File(old_path, "r") as old, h5py.File(new_path, "r") as new:
         od, nd = datasets(old), datasets(new)
-        if groups(old) != groups(new) - NEW_GROUPS:
-            diffs.append(f"groups differ: {sorted(groups(old) ^ (groups(new) - NEW_GROUPS))}")
+        if groups(old) - NEW_GROUPS != groups(new) - NEW_GROUPS:
+            diffs.append(f"groups differ: {sorted((groups(old) - NEW_GROUPS) ^ (groups(new) - NEW_GROUPS))}")
         for g in groups(old) & groups(new):
             skip = ("command_line",) if g == "/" else ()
-            if attrs(old[g], skip) != attrs(new[g], tuple(skip) + tuple(NEW_ATTRS.get(g, ()))):
+            # Attributes added since: skipped where the old file lacks them (a baseline may predate
+            # them or not).
+            added = tuple(a for a in NEW_ATTRS.get(g, ()) if a not in old[g].attrs)
+            if attrs(old[g], skip) != attrs(new[g], tuple(skip) + added):
                 diffs.append(f"{g}: attributes differ: {attrs(old[g], skip)} vs {attrs(new[g], skip)}")
         expected_new = set()
         for path, o in od.items():
@@ -122,7 +129,7 @@ def compare_h5(old_path, new_path, diffs):
                 diffs.append(f"{path}: values differ ({o.dtype}{o.shape} vs {n.dtype}{n.shape})")
             if target == path and attrs(o) != attrs(n):
                 diffs.append(f"{path}: attributes differ: {attrs(o)} vs {attrs(n)}")
-        extra = set(nd) - expected_new - NEW_ONLY
+        extra = {p for p in set(nd) - expected_new - NEW_ONLY if not p.startswith(NEW_PREFIXES)}
         if extra:
             diffs.append(f"datasets only in the new file: {sorted(extra)}")
 
@@ -143,6 +150,8 @@ def compare_json(old_path, new_path, diffs):
                     if x[k] != y[k]:
                         print(f"  note: exchange_bytes {x[k]} vs {y[k]} (wire encoding, not a result)")
                     continue
+                if where == "" and k in NEW_SUMMARY_KEYS and x.get(k) is None and y.get(k) is not None:
+                    continue  # filled by a newer analysis where the old binary wrote the contract's null
                 if k not in x or k not in y:
                     diffs.append(f"summary {where}.{k}: only in {'new' if k in y else 'old'}")
                 else:
@@ -154,6 +163,23 @@ def compare_json(old_path, new_path, diffs):
             diffs.append(f"summary {where}: {x!r} vs {y!r}")
 
     walk(old, new, "")
+
+
+def without_new_sections(report):
+    """The report less the sections of analyses added since (issue 20: "pipeline:" and its
+    indented lines), so the rest can be compared with an older binary's."""
+    out, skip = [], False
+    for line in report.split("\n"):
+        if line == "pipeline:":
+            skip = True
+            if out and out[-1] == "":
+                out.pop()  # the blank line the section opens with
+            continue
+        if skip and line.startswith(" "):
+            continue
+        skip = False
+        out.append(line)
+    return "\n".join(out)
 
 
 def run_scan(binary, run_dirs, out, np_):
@@ -224,7 +250,8 @@ def main():
                 rc, log = run_scan(binary, dirs, outs[which], args.np)
                 outs[which + "_rc"] = rc
                 log = log.replace(outs[which], "OUT").replace(binary, "BIN")
-                outs[which + "_log"] = log.replace("nsys-sqlite ", "nsys ")  # 0.2 named the format
+                log = log.replace("nsys-sqlite ", "nsys ")  # 0.2 named the format
+                outs[which + "_log"] = without_new_sections(log)
             if outs["old_rc"] != outs["new_rc"]:
                 diffs.append(f"exit status {outs['old_rc']} vs {outs['new_rc']}")
             if outs["old_log"] != outs["new_log"]:
