@@ -17,6 +17,7 @@ struct NcclRange {
   int64_t start, end;
   uint32_t name;
   NcclApi api;
+  size_t index;  // in tl.nvtx
 };
 using RangesByThread = std::unordered_map<uint32_t, std::vector<NcclRange>>;
 
@@ -46,7 +47,7 @@ RangesByThread mark_ranges(RankTimeline& tl) {
                                                             : n.domain[i] != kNoName && n.domain[i] == nccl_name;
     if (!nccl) continue;
     n.nccl_domain[i] = 1;
-    out[n.tid[i]].push_back({n.start[i], n.end[i], n.name[i], api});
+    out[n.tid[i]].push_back({n.start[i], n.end[i], n.name[i], api, i});
   }
   for (auto& [tid, v] : out)
     std::stable_sort(v.begin(), v.end(), [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
@@ -55,30 +56,43 @@ RangesByThread mark_ranges(RankTimeline& tl) {
 
 // The collective API call that issued a kernel launched at [ls, le] on a thread: the innermost
 // NCCL range around the launch; for a group, the last collective call inside ncclGroupStart/End.
-uint32_t api_of_launch(const RangesByThread& ranges, uint32_t tid, int64_t ls, int64_t le) {
+const NcclRange* range_of_launch(const RangesByThread& ranges, uint32_t tid, int64_t ls, int64_t le) {
   auto it = ranges.find(tid);
-  if (it == ranges.end()) return kNoName;
+  if (it == ranges.end()) return nullptr;
   const auto& v = it->second;
   auto ub = std::upper_bound(v.begin(), v.end(), ls, [](int64_t t, const NcclRange& r) { return t < r.start; });
   for (auto r = ub; r != v.begin();) {
     --r;
     if (r->end < le) continue;
-    if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return r->name;
+    if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return &*r;
     for (auto q = r; q != v.begin();) {  // walk back through the group
       --q;
       if (q->api == NcclApi::GroupStart) break;
-      if (collective_of_api(q->api) != CollectiveType::Unknown) return q->name;
+      if (collective_of_api(q->api) != CollectiveType::Unknown) return &*q;
     }
-    return r->name;
+    return &*r;
   }
-  return kNoName;
+  return nullptr;
+}
+uint32_t api_of_launch(const RangesByThread& ranges, uint32_t tid, int64_t ls, int64_t le) {
+  const NcclRange* r = range_of_launch(ranges, tid, ls, le);
+  return r ? r->name : kNoName;
 }
 
+// Each NCCL kernel's API range, and its payload's message size and communicator id where the
+// export has them (kernels get the columns only then).
 void link_launches(RankTimeline& tl, const RangesByThread& ranges) {
   auto& k = tl.kernels;
-  for (size_t i = 0; i < k.size(); ++i)
-    if (k.is_nccl[i] && k.launch[i] != ranks::kNoTime)
-      k.nccl_api[i] = api_of_launch(ranges, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
+  const auto& n = tl.nvtx;
+  const bool payloads = !n.payload_bytes.empty();
+  k.nccl_bytes.assign(payloads ? k.size() : 0, -1), k.nccl_comm.assign(payloads ? k.size() : 0, 0);
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (!k.is_nccl[i] || k.launch[i] == ranks::kNoTime) continue;
+    const NcclRange* r = range_of_launch(ranges, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
+    if (!r) continue;
+    k.nccl_api[i] = r->name;
+    if (payloads) k.nccl_bytes[i] = n.payload_bytes[r->index], k.nccl_comm[i] = n.payload_comm[r->index];
+  }
   tl.nccl_launch_apis.clear();
   for (const auto& [kernel, call] : tl.launch_calls)
     if (is_nccl_kernel(tl.names.str(kernel)) &&

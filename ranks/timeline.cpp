@@ -106,6 +106,7 @@ void sort_timeline(RankTimeline& tl) {
     permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx);
     permute(k.launch, idx), permute(k.launch_tid, idx), permute(k.launch_dur, idx);
     permute(k.nccl_api, idx), permute(k.is_nccl, idx);  // annotations, when present
+    permute(k.nccl_bytes, idx), permute(k.nccl_comm, idx);
   }
   auto& c = tl.copies;
   if (auto idx = order_by_start(c.start, c.end); !idx.empty()) {
@@ -119,6 +120,7 @@ void sort_timeline(RankTimeline& tl) {
   if (auto idx = order_by_start(n.start, n.end); !idx.empty()) {
     permute(n.start, idx), permute(n.end, idx), permute(n.name, idx), permute(n.domain, idx), permute(n.tid, idx);
     permute(n.nccl_domain, idx);
+    permute(n.payload_bytes, idx), permute(n.payload_comm, idx), permute(n.payload_peer, idx);  // when present
   }
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   auto extent = [&](const std::vector<int64_t>& s, const std::vector<int64_t>& e) {

@@ -12,6 +12,7 @@
 
 #include "common/text.hpp"
 #include "ranks/nsys_reader.hpp"
+#include "nvtx_payload.hpp"
 #include "sqlite_db.hpp"
 #include "timeline_sort.hpp"
 
@@ -21,6 +22,8 @@ namespace {
 using detail::col_or;
 using detail::Database;
 using detail::IdMap;
+using detail::NcclPayload;
+using detail::PayloadSchemas;
 using detail::Statement;
 using detail::StringIds;
 
@@ -272,11 +275,13 @@ class Reader {
     auto cols = db_.columns("NVTX_EVENTS");
     std::string sql = "SELECT start, " + col_or(cols, "end", "NULL") + ", eventType, " + col_or(cols, "text", "NULL") +
                       ", " + col_or(cols, "textId", "NULL") + ", " + col_or(cols, "domainId", "0") + ", " +
-                      col_or(cols, "globalTid", "0") + " FROM NVTX_EVENTS";
+                      col_or(cols, "globalTid", "0") + ", " + col_or(cols, "binaryData", "NULL") + " FROM NVTX_EVENTS";
     Statement s(db_.handle(), sql, db_.path());
+    const PayloadSchemas schemas(db_);  // NCCL's payloads, where the export included them
     struct Pending {
       int64_t start, end, gtid, domain;
       uint32_t name;
+      std::optional<NcclPayload> payload;
     };
     std::vector<std::vector<Pending>> pending(procs_.size());
     std::unordered_map<int64_t, std::string> domain_names;  // (pid << 32 | domainId) -> name
@@ -296,7 +301,9 @@ class Reader {
         continue;
       }
       uint32_t name = s.null(3) ? p->name(sids, s.null(4) ? -1 : s.i64(4)) : p->tl.names.intern(s.text(3));
-      pending[size_t(p - procs_.data())].push_back({start, end, gtid, domain, name});
+      std::optional<NcclPayload> payload;
+      if (!schemas.empty() && !s.null(7)) payload = schemas.decode(s.blob(7));
+      pending[size_t(p - procs_.data())].push_back({start, end, gtid, domain, name, payload});
     }
     for (size_t i = 0; i < procs_.size(); ++i) {
       auto& p = procs_[i];
@@ -313,6 +320,17 @@ class Reader {
         n.domain.push_back(domain);
         n.tid.push_back(uint32_t(tid_of(r.gtid)));
       }
+      add_payloads(p.tl.nvtx, pending[i]);
+    }
+  }
+
+  // The payload columns, only for a process with some payload (NvtxColumns).
+  template <class Pending>
+  static void add_payloads(NvtxColumns& n, const std::vector<Pending>& rows) {
+    if (std::none_of(rows.begin(), rows.end(), [](const Pending& r) { return r.payload.has_value(); })) return;
+    for (const auto& r : rows) {
+      const NcclPayload p = r.payload.value_or(NcclPayload{});
+      n.payload_bytes.push_back(p.bytes), n.payload_comm.push_back(p.comm), n.payload_peer.push_back(p.peer);
     }
   }
 

@@ -158,6 +158,12 @@ bool Statement::step() {
   throw ProfileError(file_ + ": " + describe(rc, sqlite3_db_handle(stmt_)));
 }
 
+std::string_view Statement::blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  if (!p) return {};
+  return {static_cast<const char*>(p), size_t(sqlite3_column_bytes(stmt_, col))};
+}
+
 std::string_view Statement::text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (!p) return {};

@@ -22,6 +22,7 @@ class Statement {
   int64_t i64(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string_view text(int col) const;
+  std::string_view blob(int col) const;  // bytes of a BLOB (or TEXT) value; empty for NULL
 
  private:
   sqlite3_stmt* stmt_ = nullptr;

@@ -82,6 +82,7 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("nccl-domain-create", "write them (the default; pins it under --conventions random)")
       ("p2p-streams", po::value<std::string>(), "link (a stream per pipeline link, default) or group (one stream per rank for "
                                                "both neighbours, as batched p2p); pins it under --conventions random")
+      ("payloads", "NCCL's NVTX payloads (communicator id, message size, peer) in NVTX_EVENTS.binaryData (schema 3.25)")
       ("dp-overlap", "DP gradient all-reduces overlap the last microbatch's backward (pins it under --conventions random)")
       ("no-dp-overlap", "DP all-reduces after the last backward (the default; pins it under --conventions random)")
       ("conventions", po::value(&conventions)->default_value(conventions), "fixed or random")
@@ -102,6 +103,7 @@ void apply(const po::variables_map& vm, const Cli& cli, sim::Options& o) {
   if (vm.count("dp-overlap") && vm.count("no-dp-overlap"))
     throw std::invalid_argument("--dp-overlap and --no-dp-overlap exclude each other");
   o.per_host_files = vm.count("per-host-files") > 0;
+  o.payloads = vm.count("payloads") > 0;
   o.dp_overlap = vm.count("dp-overlap") > 0;
   o.pinned.dp_overlap = vm.count("dp-overlap") || vm.count("no-dp-overlap");
   o.nccl_domain_create = !vm.count("no-nccl-domain-create");

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ddl.hpp"
+#include "payloads.hpp"
 #include "rng.hpp"
 #include "sqlite_insert.hpp"
 
@@ -440,7 +441,19 @@ void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
   BatchInsert nb(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", "59"},
                                      {"globalTid", std::to_string(gtid)}, {"textId", ":id"}, {"domainId", "1"}});
   const int bs = nb.p(":s"), be = nb.p(":e"), bid = nb.p(":id");
+  // --payloads: the collective's ranges carry NCCL's binary payload (payloads.hpp).
+  Insert pl(db, "NVTX_EVENTS", {{"start", ":s"}, {"end", ":e"}, {"eventType", "59"}, {"globalTid", std::to_string(gtid)},
+                                {"textId", ":id"}, {"domainId", "1"}, {"binaryData", ":bd"}});
+  const Op* cur = nullptr;
   auto range = [&](int64_t s, int64_t e, int text_id) {
+    if (sim.opt.payloads && text_id != kNvGroupStart && text_id != kNvGroupEnd) {
+      const CollKey& k = sim.keys[size_t(cur->key)];
+      const int peer = k.members[0] == rank ? k.members.back() : k.members[0];
+      const int64_t schema = text_id == kNvAllReduce ? kSchemaAllReduce : text_id == kNvSend ? kSchemaSend : kSchemaRecv;
+      pl.i(pl.p(":s"), c.to_file(s)), pl.i(pl.p(":e"), c.to_file(e)), pl.i(pl.p(":id"), str_id(text_id));
+      pl.blob(pl.p(":bd"), nccl_payload(schema, comm_hash(sim, cur->key), k.bytes, text_id == kNvAllReduce ? 0 : peer));
+      return pl.run();
+    }
     nb.set(bs, c.to_file(s));
     nb.set(be, c.to_file(e));
     nb.set(bid, str_id(text_id));
@@ -449,6 +462,7 @@ void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
   for (const Op& op : tr.ops) {
     if (op.type != OpType::Coll) continue;
     const int64_t s = op.cpu_start, e = op.cpu_end;
+    cur = &op;
     if (op.api == Api::AllReduce) {
       range(s, e, kNvAllReduce);
       continue;
@@ -481,7 +495,7 @@ void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
     nv.t(nx, fmt::format("ProfilerStep#{}", it));
     nv.run();
   }
-  rows += nv.rows + nb.rows;
+  rows += nv.rows + nb.rows + pl.rows;
 }
 
 // All rows of one rank process; table by table so each table's pages stay together.
@@ -512,6 +526,7 @@ int64_t write_nsys_file(const Simulation& sim, const Conventions& cv, const File
     const Ctx c{sim, cv, sim.opt.schema30, sim.host_drift_ppm[size_t(f.host)] * 1e-6, cv.capture_lead[f.ranks[0]],
                 f.ranks[0]};
     for (const char* ddl : c.v30 ? kDdl30 : kDdl325) exec(db, ddl);
+    if (sim.opt.payloads && !c.v30) write_payload_schemas(db, int(f.ranks.size()), rows);
     // One capture session for the whole job (nsys --duration, or the job killed on a hang): every
     // file's window ends together, also for a rank that stopped working early.
     int64_t stop = 0;

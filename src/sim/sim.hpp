@@ -65,6 +65,9 @@ struct Options {
   bool schema30 = false;  // --schema 3.0
   bool per_host_files = false;
   bool nccl_domain_create = true;
+  // NCCL's NVTX payloads (communicator id, message size, peer) in NVTX_EVENTS.binaryData, with the
+  // payload schema tables, as an export with blobs included has them (schema 3.25 only).
+  bool payloads = false;
   // Pipeline p2p on one stream per rank for both neighbours (Megatron's batched p2p on the
   // pipeline group's communicator), instead of one stream per link.
   bool p2p_one_stream = false;

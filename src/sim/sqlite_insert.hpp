@@ -54,6 +54,7 @@ class Insert {
   void i(int idx, int64_t v) { if (idx) sqlite3_bind_int64(st_, idx, v); }
   void null(int idx) { if (idx) sqlite3_bind_null(st_, idx); }
   void t(int idx, const std::string& v) { if (idx) sqlite3_bind_text(st_, idx, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
+  void blob(int idx, const std::string& v) { if (idx) sqlite3_bind_blob(st_, idx, v.data(), int(v.size()), SQLITE_TRANSIENT); }
   void run() {
     check_sqlite(sqlite3_step(st_), db_, "insert");
     sqlite3_reset(st_);

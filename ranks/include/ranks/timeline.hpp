@@ -67,6 +67,10 @@ struct KernelColumns {
   std::vector<uint32_t> launch_tid;  // thread of that call (0 when unknown)
   std::vector<uint32_t> launch_dur;  // its duration in ns (capped at 2^32 - 1)
   std::vector<uint32_t> nccl_api;    // annotation: NCCL API range (ncclAllReduce, ...) that issued it, or kNoName
+  // annotation, where that range has NCCL's payload (else empty): its message size (-1: unknown)
+  // and communicator id (0: unknown).
+  std::vector<int64_t> nccl_bytes;
+  std::vector<uint64_t> nccl_comm;
   std::vector<uint8_t> is_nccl;      // annotation: 1 for NCCL communication kernels
   size_t size() const { return start.size(); }
 };
@@ -103,6 +107,11 @@ struct NvtxColumns {
                                      // kUnnamedDomain: another domain whose name is not in the file
   std::vector<uint32_t> tid;
   std::vector<uint8_t> nccl_domain;  // annotation: 1 when in NCCL's domain
+  // NCCL's NVTX payload of the range (readers/nvtx_payload.hpp), where the export has one: all
+  // three empty when no range of the process has a payload; else -1 / 0 / -1 where unknown.
+  std::vector<int64_t> payload_bytes;  // message size of one rank's buffer
+  std::vector<uint64_t> payload_comm;  // NCCL communicator id (commHash), identical on its members
+  std::vector<int32_t> payload_peer;   // Send / Recv: the peer's rank in the communicator
   size_t size() const { return start.size(); }
 };
 
