@@ -1,5 +1,7 @@
 #include "collectives/replay.hpp"
 
+#include "collectives/bandwidth.hpp"
+
 #include <algorithm>
 
 #include "ranks/sat_math.hpp"
@@ -101,6 +103,8 @@ double replay_op(const std::vector<MemberOps>& members, size_t k, const ClockSol
   row.iteration = last.ops[k].iteration;
   row.first_arrival = t.first_arrival;
   row.skew = t.skew, row.transfer = t.transfer, row.hold = t.hold, row.blame = t.blame;
+  for (size_t m = 0; m < nm; ++m) row.bytes = std::max(row.bytes, members[m].ops[k].bytes);
+  row.busbw_gbps = bus_bandwidth_gbps(row.type, row.bytes, int(nm), double(t.transfer));
   out.ops.push_back(row);
   out.arrival.push_back(arr);
   for (size_t m = 0; m < nm; ++m) {

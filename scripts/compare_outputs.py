@@ -39,7 +39,9 @@ NEW_ONLY = {"/ranks/source_format", "/inputs/format",
             "/collectives/communicators/member_ops", "/collectives/communicators/member_ops_offsets",
             "/collectives/communicators/p2p", "/slow_links/communicators", "/slow_links/communicators_offsets",
             "/iterations/change_points/explanation", "/layout/tp", "/layout/pp", "/layout/dp", "/layout/order",
-            "/layout/source", "/layout/consistency", "/layout/how", "/layout/notes", "/layout/notes_offsets"}
+            "/layout/source", "/layout/consistency", "/layout/how", "/layout/notes", "/layout/notes_offsets",
+            # issue 21: message size (NVTX payloads) and bus bandwidth per matched op
+            "/collectives/ops/bytes", "/collectives/ops/busbw_gbps"}
 NEW_GROUPS = {"/layout",
               # issue 20: the pipeline analysis
               "/pipeline", "/pipeline/windows", "/pipeline/stages", "/pipeline/flushes"}

@@ -61,6 +61,7 @@ std::vector<StreamRecords> encode_streams(const std::vector<c::CollectiveOp>& op
     s.bytes.push_back(char(op.type));
     s.bytes.push_back(char(op.dtype));
     s.bytes.push_back(char(op.overlap));
+    put_delta(s.bytes, op.bytes, prev.bytes);  // one byte while the size repeats
     prev = op, ++s.ops;
   }
   for (auto& s : out) s.bytes.shrink_to_fit();
@@ -79,6 +80,7 @@ std::vector<c::CollectiveOp> decode_stream(const std::string& bytes, uint32_t n,
     op.type = c::CollectiveType(cur.byte());
     op.dtype = c::NcclDtype(cur.byte());
     op.overlap = cur.byte();
+    op.bytes = cur.delta(prev.bytes);
     op.rank = rank, op.seq = i;
     prev = op;
   }

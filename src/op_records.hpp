@@ -1,6 +1,6 @@
 // A rank's collective ops as the cross-rank analysis keeps and ships them. Encoded when the
 // profile is read (the timeline is dropped right after), so a process holds about 10 bytes per op
-// of the ranks it read instead of a 48-byte CollectiveOp, and ships exactly those bytes to the
+// of the ranks it read instead of a 56-byte CollectiveOp, and ships exactly those bytes to the
 // owner of each communicator, which decodes one communicator at a time.
 #pragma once
 #include <cstdint>
@@ -12,8 +12,8 @@
 
 namespace straggler {
 
-// One stream's ops in seq order: start, end, iteration, type, dtype and overlap of each (what the replay
-// uses), as varints of deltas (wrap-around arithmetic: any int64 round-trips exactly).
+// One stream's ops in seq order: start, end, iteration, type, dtype, overlap and message size of
+// each (what the replay uses), as varints of deltas (wrap-around arithmetic: any int64 round-trips exactly).
 struct StreamRecords {
   int32_t stream = 0;
   uint32_t ops = 0;

@@ -84,6 +84,12 @@ const Table<CommOp>& ops_table() {
        computed<O>("first_arrival_ns", [](const O& o) { return o.op->first_arrival; }, "ns", "clock-corrected wall clock"),
        computed<O>("skew_ms", [](const O& o) { return ms(o.op->skew); }, "ms", "last arrival - first arrival"),
        computed<O>("transfer_ms", [](const O& o) { return ms(o.op->transfer); }, "ms", "latest end - last arrival"),
+       computed<O>("bytes", [](const O& o) { return o.op->bytes; }, "bytes",
+                   "message size of one rank's buffer (NCCL's NVTX payload), -1 when the export has none"),
+       computed<O>("busbw_gbps", [](const O& o) { return o.op->busbw_gbps; }, "GB/s",
+                   "bus bandwidth as nccl-tests defines it, over the transfer time; NaN when the size is unknown")
+           .doc("bus bandwidth (collectives/bandwidth.hpp: nccl-tests' factors, S = the message, x n for "
+                "AllGather and ReduceScatter) over `transfer_ms`; NaN where the size is unknown"),
        computed<O>("hold_ms", [](const O& o) { return ms(o.op->hold); }, "ms", "last arrival - second-to-last arrival"),
        computed<O>("blame_ms", [](const O& o) { return ms(o.op->blame); }, "ms", "sum of the other members' waits")}};
   return t;

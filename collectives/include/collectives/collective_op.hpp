@@ -24,6 +24,9 @@ struct CollectiveOp {
   // nothing (replay.hpp: exposed wait). Nothing promises what else the GPU does meanwhile; it is
   // measured here.
   uint8_t overlap = 0;
+  // Message size of one rank's buffer from NCCL's NVTX payload (RankTimeline kernels' nccl_bytes),
+  // -1 when the export has none.
+  int64_t bytes = -1;
 };
 
 // Every NCCL kernel of the timeline, in start order per stream (seq = position on its stream).

@@ -41,7 +41,8 @@ struct OpRow {
   int32_t iteration = -1;         // iteration index on the last arriver
   int64_t first_arrival = 0;      // corrected ns
   int64_t skew = 0, transfer = 0, hold = 0, blame = 0;
-  double busbw_gbps = 0;          // 0 when the message size is unknown
+  int64_t bytes = -1;             // message size of one rank's buffer (the members' largest; -1: unknown)
+  double busbw_gbps = 0;          // bandwidth.hpp, over the transfer time; NaN when the size is unknown
 };
 
 // The first op of a communicator that not every member reached. `seq` numbers the ops of this
