@@ -78,6 +78,9 @@ constexpr NcclAlgo algo_of(sv t) {
 }
 
 constexpr bool is_proto(sv t) { return t == "LL" || t == "LL128" || t == "SIMPLE"; }
+constexpr NcclProto proto_of(sv t) {
+  return t == "LL" ? NcclProto::LL : t == "LL128" ? NcclProto::LL128 : t == "SIMPLE" ? NcclProto::Simple : NcclProto::Unknown;
+}
 
 struct TypeName {
   sv name;
@@ -129,7 +132,7 @@ NcclKernelInfo parse_dev(sv s) {
   }
   // Remaining: <ALGO>_<PROTO>, where ALGO may itself contain '_' (NVLS_TREE, COLLNET_DIRECT).
   auto last = s.rfind('_');
-  if (last != sv::npos && is_proto(s.substr(last + 1))) s = s.substr(0, last);
+  if (last != sv::npos && is_proto(s.substr(last + 1))) info.proto = proto_of(s.substr(last + 1)), s = s.substr(0, last);
   info.algo = algo_of(s);
   return info;
 }
@@ -146,6 +149,7 @@ NcclKernelInfo parse_old(sv s) {
   while (!s.empty()) {
     sv t = token(s);
     if (is_proto(t)) {
+      info.proto = proto_of(t);
       algo_len = pos == 0 ? 0 : pos - 1;  // drop the '_' before the protocol
       break;
     }
@@ -183,6 +187,7 @@ std::optional<NcclKernelInfo> parse_pre28(sv s) {
       }
     if (!(rest.empty() || rest == "LL" || rest == "LL128")) continue;  // e.g. "AllGather" vs "AllGatherV..."
     info.type = c.type;
+    info.proto = rest.empty() ? NcclProto::Simple : proto_of(rest);  // no suffix: the Simple kernel
     break;
   }
   if (info.type == CollectiveType::Unknown) return std::nullopt;
@@ -192,6 +197,16 @@ std::optional<NcclKernelInfo> parse_pre28(sv s) {
 }
 
 }  // namespace
+
+const char* proto_name(NcclProto p) {
+  switch (p) {
+    case NcclProto::LL: return "LL";
+    case NcclProto::LL128: return "LL128";
+    case NcclProto::Simple: return "SIMPLE";
+    case NcclProto::Unknown: return "?";
+  }
+  return "?";
+}
 
 const char* collective_name(CollectiveType t) {
   switch (t) {

@@ -306,3 +306,29 @@ TEST(NcclApi, PyTorchRanges) {
     EXPECT_FALSE(classify_torch_nccl_range(n).has_value()) << n;
   EXPECT_EQ(classify_torch_nccl_range("nccl:" + std::string(100000, '_')), CollectiveType::Unknown);
 }
+
+// The protocol where the kernel name carries it (all three naming schemes); the cost model's
+// latency and bandwidth depend on it.
+TEST(NcclKernel, ProtocolFromTheName) {
+  const struct {
+    const char* name;
+    NcclProto proto;
+  } cases[] = {
+      {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", NcclProto::LL},
+      {"ncclDevKernel_AllReduce_Sum_bf16_TREE_LL128", NcclProto::LL128},
+      {"ncclDevKernel_AllGather_RING_SIMPLE", NcclProto::Simple},
+      {"ncclDevKernel_ReduceScatter_Sum_f32_NVLS_TREE_SIMPLE", NcclProto::Simple},
+      {"ncclDevKernel_SendRecv", NcclProto::Unknown},
+      {"ncclDevKernel_Generic", NcclProto::Unknown},
+      {"ncclKernel_AllReduce_RING_LL128_Sum_float", NcclProto::LL128},
+      {"ncclKernel_AllReduce_COLLNET_DIRECT_SIMPLE_Sum_half", NcclProto::Simple},
+      {"ncclAllReduceRingLLKernel_sum_f32(ncclColl)", NcclProto::LL},
+      {"ncclAllReduceRingKernel_sum_f32(ncclColl)", NcclProto::Simple},
+  };
+  for (const auto& c : cases) {
+    auto info = classify_nccl_kernel(c.name);
+    ASSERT_TRUE(info.has_value()) << c.name;
+    EXPECT_EQ(info->proto, c.proto) << c.name << ": " << proto_name(info->proto);
+  }
+  EXPECT_STREQ(proto_name(NcclProto::LL128), "LL128");
+}

@@ -21,9 +21,15 @@ enum class NcclDtype : uint8_t { Unknown, I8, U8, I32, U32, I64, U64, F16, F32, 
 const char* dtype_name(NcclDtype d);  // "i8", "f32", "bf16", ...
 int dtype_bytes(NcclDtype d);          // 0 for Unknown
 
+// NCCL's protocol (the cost model's latency and bandwidth depend on it: LL for small messages,
+// LL128, Simple for large ones); from the kernel name where NCCL puts it there.
+enum class NcclProto : uint8_t { Unknown, LL, LL128, Simple };
+const char* proto_name(NcclProto p);  // "LL", "LL128", "SIMPLE", "?"
+
 struct NcclKernelInfo {
   CollectiveType type = CollectiveType::Unknown;
   NcclAlgo algo = NcclAlgo::Unknown;
+  NcclProto proto = NcclProto::Unknown;
   NcclDtype dtype = NcclDtype::Unknown;
   // NCCL >= 2.19 (ncclDevKernel_*) names; false for the <= 2.18 ncclKernel_* scheme.
   bool dev_kernel_scheme = false;
