@@ -1,20 +1,16 @@
 // The pipeline bubble across ranks (pipeline_bubble.hpp; docs/pipeline.md).
 #include "collectives/pipeline_bubble.hpp"
 
+#include "common/stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 
 namespace collectives {
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int64_t corrected(const PipelineInputs& in, int rank, int64_t t) {
   if (!in.clocks || rank < 0 || size_t(rank) >= in.clocks->offset_ns.size()) return t;
@@ -29,14 +25,41 @@ struct Marks {
 };
 using MarksByRank = std::map<int, Marks>;
 
+// Per pipeline, from one pass over the p2p links: the busiest link from stage 0 to stage 1 and
+// from the last stage to the first (interleaved 1F1B's wrap-around; p >= 3), and the slowest
+// median transfer of its links.
+struct PipeLinks {
+  int64_t first_ops = 0, wrap_ops = 0;
+  double slowest_ns = 0;
+};
+std::vector<PipeLinks> links_by_pipeline(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes) {
+  std::unordered_map<int, std::pair<size_t, int>> where;  // rank -> (pipeline, stage)
+  for (size_t g = 0; g < pipes.size(); ++g)
+    for (size_t st = 0; st < pipes[g].ranks.size(); ++st) where[pipes[g].ranks[st]] = {g, int(st)};
+  std::vector<PipeLinks> out(pipes.size());
+  for (const PipelineLink& l : in.links) {
+    auto a = where.find(l.a), b = where.find(l.b);
+    if (a == where.end() || b == where.end() || a->second.first != b->second.first) continue;
+    const size_t g = a->second.first;
+    const int lo = std::min(a->second.second, b->second.second), hi = std::max(a->second.second, b->second.second);
+    const int p = int(pipes[g].ranks.size());
+    PipeLinks& x = out[g];
+    x.slowest_ns = std::max(x.slowest_ns, l.transfer_ns);
+    if (lo == 0 && hi == 1) x.first_ops = std::max(x.first_ops, l.ops);
+    if (p >= 3 && lo == 0 && hi == p - 1) x.wrap_ops = std::max(x.wrap_ops, l.ops);
+  }
+  return out;
+}
+
 // Schedule facts from the first stages' flushes: n = m v chunk-steps from the compute kernels of a
 // flush over those of one forward and one backward; v from the wrap-around link (interleaved: the
 // last stage feeds the first (v - 1) m times a flush, the first the second v m times; each
 // direction may be a link of its own, and one may go unfound: the busiest link of each pair).
 void infer_schedule(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes, const ByRank& by,
-                    PipelineBubble& out) {
+                    const std::vector<PipeLinks>& links, PipelineBubble& out) {
   std::vector<double> steps, leading;
   int64_t wrap = 0, first = 0;
+  for (const PipeLinks& l : links) wrap = std::max(wrap, l.wrap_ops), first = std::max(first, l.first_ops);
   for (const auto& g : pipes) {
     auto it = by.find(g.ranks[0]);
     if (it != by.end())
@@ -44,21 +67,15 @@ void infer_schedule(const PipelineInputs& in, const std::vector<topology::Commun
         if (w->fwd_kernels + w->bwd_kernels > 0) steps.push_back(double(w->kernels) / (w->fwd_kernels + w->bwd_kernels));
         leading.push_back(w->leading_fwd);
       }
-    const int p = int(g.ranks.size());
-    for (const PipelineLink& l : in.links) {
-      auto is = [&](int x, int y) { return (l.a == x && l.b == y) || (l.a == y && l.b == x); };
-      if (p >= 3 && is(g.ranks[0], g.ranks[p - 1])) wrap = std::max(wrap, l.ops);
-      if (is(g.ranks[0], g.ranks[1])) first = std::max(first, l.ops);
-    }
   }
-  const double n = std::max(1.0, std::round(median_of(steps)));
+  const double n = std::max(1.0, std::round(common::median(steps)));
   int v = 1;
   if (first > 0 && double(wrap) > 0.2 * double(first)) v = std::max(1, int(std::lround(1.0 / (1.0 - std::min(0.9, double(wrap) / double(first))))));
   out.virtual_stages_given = in.given_virtual_stages > 0;
   out.virtual_stages = out.virtual_stages_given ? in.given_virtual_stages : v;
   out.microbatches_given = in.given_microbatches > 0;
   out.microbatches = out.microbatches_given ? in.given_microbatches : std::max(1, int(std::lround(n / out.virtual_stages)));
-  const double lead = median_of(leading);
+  const double lead = common::median(leading);
   out.schedule = out.virtual_stages > 1                                         ? topology::Schedule::Interleaved
                  : out.microbatches > out.pp && lead >= out.microbatches - 0.5 ? topology::Schedule::GPipe
                                                                                  : topology::Schedule::OneFOneB;
@@ -130,11 +147,11 @@ PipeSums measure_one(const PipelineInputs& in, const topology::CommunicatorGroup
 // are the counterfactual of those with one: a straggler's pipeline pays their excess per unit of
 // work in their proportions, and the straggler the remainder.
 void attribute(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes,
-               const std::vector<PipeSums>& sums, PipelineBubble& out) {
+               const std::vector<PipeLinks>& links, const std::vector<PipeSums>& sums, PipelineBubble& out) {
   const int p = out.pp, n = out.microbatches * out.virtual_stages;
   std::vector<double> tr;
   for (const PipelineLink& l : in.links) tr.push_back(l.transfer_ns);
-  out.transfer_ns = median_of(tr);
+  out.transfer_ns = common::median(tr);
   bool any_healthy = false;
   for (const auto& s : sums) any_healthy |= s.flushes > 0 && !s.straggler;
   out.stages.assign(size_t(p), {});
@@ -143,7 +160,7 @@ void attribute(const PipelineInputs& in, const std::vector<topology::Communicato
     for (const auto& s : sums)
       if (s.flushes > 0 && (!any_healthy || !s.straggler)) u.push_back(s.work[size_t(st)] / (double(s.flushes) * n));
     out.stages[size_t(st)].stage = st;
-    out.stages[size_t(st)].chunk_work_ns = median_of(u);
+    out.stages[size_t(st)].chunk_work_ns = common::median(u);
   }
   std::vector<double> u_hat;
   for (const auto& sb : out.stages) u_hat.push_back(sb.chunk_work_ns);
@@ -154,10 +171,8 @@ void attribute(const PipelineInputs& in, const std::vector<topology::Communicato
   for (size_t g = 0; g < sums.size(); ++g) {
     const PipeSums& s = sums[g];
     if (s.flushes == 0) continue;
-    double work = 0, bubble = 0, p2p = 0, slowest = 0;
-    for (const PipelineLink& l : in.links)
-      if (std::count(pipes[g].ranks.begin(), pipes[g].ranks.end(), l.a) && std::count(pipes[g].ranks.begin(), pipes[g].ranks.end(), l.b))
-        slowest = std::max(slowest, l.transfer_ns);
+    double work = 0, bubble = 0, p2p = 0;
+    const double slowest = links[g].slowest_ns;
     for (int st = 0; st < p; ++st) {
       work += s.work[size_t(st)], bubble += s.bubble[size_t(st)];
       p2p += std::min(s.p2p[size_t(st)], double(s.p2p_ops[size_t(st)]) * slowest);
@@ -203,7 +218,7 @@ void name_causes(PipelineBubble& out) {
   for (auto& [share, part] : c) out.causes.push_back(part);
   std::vector<double> u;
   for (const auto& s : out.stages) u.push_back(s.chunk_work_ns);
-  const double med = median_of(u);
+  const double med = common::median(u);
   if (std::find(out.causes.begin(), out.causes.end(), BubblePart::StageImbalance) != out.causes.end() && med > 0) {
     out.bottleneck_stage = int(std::max_element(u.begin(), u.end()) - u.begin());
     out.bottleneck_ratio = u[size_t(out.bottleneck_stage)] / med;
@@ -239,7 +254,8 @@ PipelineBubble measure_pipeline(const PipelineInputs& in) {
     std::sort(m.mark.begin(), m.mark.end(), [](const P2pMark* a, const P2pMark* b) { return a->end < b->end; });
     for (const P2pMark* x : m.mark) m.end.push_back(corrected(in, rank, x->end));
   }
-  infer_schedule(in, pipes, by, out);
+  const std::vector<PipeLinks> links = links_by_pipeline(in, pipes);
+  infer_schedule(in, pipes, by, links, out);
   out.theoretical = topology::theoretical_bubble(out.pp, out.microbatches, out.virtual_stages);
   std::vector<PipeSums> sums;
   double bubble = 0;
@@ -254,7 +270,7 @@ PipelineBubble measure_pipeline(const PipelineInputs& in) {
   out.measured = true;
   out.bubble = bubble / out.work_ns;
   out.inflation = out.theoretical > 0 ? out.bubble / out.theoretical : 0;
-  attribute(in, pipes, sums, out);
+  attribute(in, pipes, links, sums, out);
   for (int st = 0; st < out.pp; ++st) {
     StageBubble& sb = out.stages[size_t(st)];
     for (const auto& s : sums) sb.work_ns += s.work[size_t(st)], sb.bubble_ns += s.bubble[size_t(st)], sb.p2p_ns += s.p2p[size_t(st)];

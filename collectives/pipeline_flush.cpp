@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/stats.hpp"
 #include "ranks/intervals.hpp"
 #include "ranks/sat_math.hpp"
 
@@ -12,12 +13,6 @@ namespace {
 
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 enum Kind : uint8_t { kCompute, kP2p, kOtherNccl };
-
-int64_t median_of(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // Time covered by merged intervals up to t, with prefix sums: O(log n) per query.
 class Cumulative {
@@ -69,7 +64,7 @@ int flush_length(const Rank& r, const std::vector<ranks::Iteration>& its) {
   for (size_t i = 0; i + 1 < its.size(); ++i)
     if (!its[i].warmup)
       counts.push_back(std::lower_bound(s.begin(), s.end(), its[i + 1].start) - std::lower_bound(s.begin(), s.end(), its[i].start));
-  return int(median_of(counts));
+  return int(common::median(counts));
 }
 
 // The flush boundary as the first stage sees it: the position modulo K whose preceding interval
@@ -86,7 +81,7 @@ size_t flush_phase(const Rank& r, int K) {
   std::pair<int64_t, int64_t> best_key{INT64_MIN, INT64_MIN};
   for (size_t p = 0; p < counts.size(); ++p) {
     if (counts[p].empty()) continue;
-    const std::pair<int64_t, int64_t> key{median_of(counts[p]), median_of(gaps[p])};
+    const std::pair<int64_t, int64_t> key{common::median(counts[p]), common::median(gaps[p])};
     if (key > best_key) best = p, best_key = key;
   }
   return best;

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/collective_op.hpp"
 #include "options.hpp"
 #include "ranks/metrics.hpp"
 #include "ranks/timeline.hpp"
@@ -42,6 +43,7 @@ struct RunSummaryInput;  // rows.hpp
 struct RankInput {
   const ranks::RankTimeline& timeline;
   const ranks::RankMetrics& metrics;
+  const std::vector<collectives::CollectiveOp>& ops;  // its NCCL kernels as compact ops (collective_op.hpp)
 };
 
 class Analysis {

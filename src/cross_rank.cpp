@@ -14,11 +14,10 @@
 namespace straggler {
 namespace c = collectives;
 
-CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its,
-                                int64_t min_hang_margin_ns) {
+CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<c::CollectiveOp>& ops,
+                                const std::vector<ranks::Iteration>& its, int64_t min_hang_margin_ns) {
   CrossRankInput in;
   in.host = tl.host;
-  const auto ops = c::extract_ops(tl, its, -1);
   in.pending = c::pending_ops(tl, ops, its, min_hang_margin_ns);
   in.summaries = summarize_streams(ops);
   in.streams = encode_streams(ops);

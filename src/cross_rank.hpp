@@ -46,7 +46,9 @@ struct CrossRankInput {
 };
 
 // `min_hang_margin_ns`: how old a launch that never completed must be to count as stuck (--hang-margin).
-CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<ranks::Iteration>& its,
+// `ops`: the rank's NCCL ops (collectives::extract_ops, extracted once where the profile is read).
+CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector<collectives::CollectiveOp>& ops,
+                                const std::vector<ranks::Iteration>& its,
                                 int64_t min_hang_margin_ns = collectives::kMinHangMarginNs);
 void set_cross_rank(CrossRankInput& in, int rank);
 

@@ -169,10 +169,11 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
                   int64_t(std::count(tl.kernels.is_nccl.begin(), tl.kernels.is_nccl.end(), 1) + tl.pending_nccl.size())};
         const auto metrics = ranks::compute_metrics(tl, mopt);
         lr.out = make_rank_outputs(tl, metrics);
-        lr.cross = make_cross_input(tl, metrics.iterations, hang_margin_ns(opt));
+        const auto ops = collectives::extract_ops(tl, metrics.iterations, -1);  // once, for the cross-rank run and the analyses
+        lr.cross = make_cross_input(tl, ops, metrics.iterations, hang_margin_ns(opt));
         lr.cross.clock_domain = int64_t(f);
         lr.cross.findings = ranks::find_rank_findings(tl, metrics);
-        for (const auto& a : analyses) a->add_rank(local.ranks.size(), {tl, metrics});
+        for (const auto& a : analyses) a->add_rank(local.ranks.size(), {tl, metrics, ops});
         local.ranks.push_back(std::move(lr));
         tl = ranks::RankTimeline();
       }

@@ -103,8 +103,7 @@ class Pipeline : public Analysis {
       : given_m_(option_int(spec, "microbatches")), given_v_(option_int(spec, "virtual-stages")) {}
 
   void add_rank(size_t slot, const RankInput& in) override {
-    const auto ops = collectives::extract_ops(in.timeline, in.metrics.iterations, -1);
-    pending_.push_back({slot, collectives::pipeline_flushes(in.timeline, ops, in.metrics.iterations)});
+    pending_.push_back({slot, collectives::pipeline_flushes(in.timeline, in.ops, in.metrics.iterations)});
   }
   void assign_ranks(const std::vector<int32_t>& rank_of_slot) override {
     for (auto& [slot, f] : pending_) {

@@ -16,28 +16,32 @@ bool is_work(const Simulation& sim, const Op& op) {
   return op.type == OpType::Coll && !op.pending && sim.comms[sim.keys[op.key].comm].kind == "tp";
 }
 
-// [first start, last end] and union length of a rank's work in iteration `it`.
+// Per iteration, [first start, last end] and union length of a rank's work: one pass over its ops.
 struct Work {
   int64_t lo = INT64_MAX, hi = INT64_MIN, busy = 0;
 };
-Work work_of(const Simulation& sim, int rank, int it) {
-  std::vector<std::pair<int64_t, int64_t>> iv;
+std::vector<Work> work_of(const Simulation& sim, int rank, int iterations) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> iv(size_t(std::max(iterations, 0)));
   for (const Op& op : sim.ranks[rank].ops)
-    if (op.iter == it && is_work(sim, op)) iv.push_back({op.start, op.end});
-  std::sort(iv.begin(), iv.end());
-  Work w;
-  int64_t cur_lo = 0, cur_hi = INT64_MIN;
-  for (auto [a, b] : iv) {
-    w.lo = std::min(w.lo, a), w.hi = std::max(w.hi, b);
-    if (a > cur_hi) {
-      if (cur_hi > INT64_MIN) w.busy += cur_hi - cur_lo;
-      cur_lo = a, cur_hi = b;
-    } else {
-      cur_hi = std::max(cur_hi, b);
+    if (op.iter >= 0 && op.iter < iterations && is_work(sim, op)) iv[size_t(op.iter)].push_back({op.start, op.end});
+  std::vector<Work> out(iv.size());
+  for (size_t it = 0; it < iv.size(); ++it) {
+    auto& v = iv[it];
+    std::sort(v.begin(), v.end());
+    Work& w = out[it];
+    int64_t cur_lo = 0, cur_hi = INT64_MIN;
+    for (auto [a, b] : v) {
+      w.lo = std::min(w.lo, a), w.hi = std::max(w.hi, b);
+      if (a > cur_hi) {
+        if (cur_hi > INT64_MIN) w.busy += cur_hi - cur_lo;
+        cur_lo = a, cur_hi = b;
+      } else {
+        cur_hi = std::max(cur_hi, b);
+      }
     }
+    if (cur_hi > INT64_MIN) w.busy += cur_hi - cur_lo;
   }
-  if (cur_hi > INT64_MIN) w.busy += cur_hi - cur_lo;
-  return w;
+  return out;
 }
 
 }  // namespace
@@ -52,10 +56,12 @@ BubbleTruth bubble_truth(const Simulation& sim) {
     if (g.kind != topology::GroupKind::PP) continue;
     int complete = INT_MAX;
     for (int r : g.ranks) complete = std::min(complete, sim.ranks[r].iterations_written);
+    std::vector<std::vector<Work>> works;
+    for (int r : g.ranks) works.push_back(work_of(sim, r, complete));
     for (int it = 1; it < complete; ++it) {  // iteration 0 warms up
-      const Work w0 = work_of(sim, g.ranks[0], it);
+      const Work& w0 = works[0][size_t(it)];
       for (size_t s = 0; s < g.ranks.size(); ++s) {
-        const Work w = s == 0 ? w0 : work_of(sim, g.ranks[s], it);
+        const Work& w = works[s][size_t(it)];
         bubble[s] += double(w0.hi - w0.lo - w.busy);
         work[s] += double(w.busy);
       }
