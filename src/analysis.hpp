@@ -1,7 +1,7 @@
 // Analyses behind one interface, in the manner of Scalasca's patterns and HPCToolkit's
 // finalizers and sinks. The driver runs every registered analysis through the same hooks:
 //
-//   per rank, where its profile was read   add_rank(slot, {timeline, metrics})
+//   per rank, where its profile was read   add_rank(slot, {timeline, metrics, ops})
 //   once ranks are agreed                  assign_ranks(rank of each slot)
 //   after the cross-rank run (collective)  finish(transport, run)
 //   when writing                           tables(run, out)
