@@ -38,20 +38,5 @@ OpTiming decompose(const std::vector<int64_t>& arrival, const std::vector<int64_
   return t;
 }
 
-double busbw_factor(CollectiveType t, int n) {
-  if (n < 1) return 0;
-  switch (t) {
-    case CollectiveType::AllReduce: return 2.0 * (n - 1) / n;
-    case CollectiveType::AllGather:
-    case CollectiveType::ReduceScatter:
-    case CollectiveType::AllToAll: return double(n - 1) / n;
-    default: return 1.0;
-  }
-}
-
-double bus_bandwidth_gbps(CollectiveType t, int members, int64_t bytes, int64_t transfer_ns) {
-  if (bytes <= 0 || transfer_ns <= 0) return 0;
-  return double(bytes) / double(transfer_ns) * busbw_factor(t, members);  // bytes/ns == GB/s
-}
 
 }  // namespace collectives

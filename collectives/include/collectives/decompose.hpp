@@ -26,8 +26,5 @@ struct OpTiming {
 
 OpTiming decompose(const std::vector<int64_t>& arrival, const std::vector<int64_t>& end);
 
-double busbw_factor(CollectiveType t, int members);
-// GB/s (1e9 bytes/s); 0 when bytes or time are unknown.
-double bus_bandwidth_gbps(CollectiveType t, int members, int64_t bytes, int64_t transfer_ns);
 
 }  // namespace collectives
