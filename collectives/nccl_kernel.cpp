@@ -333,6 +333,12 @@ const char* nccl_api_name(NcclApi a) {
   return "";
 }
 
+CollectiveType collective_of_name(std::string_view name) {
+  for (int code = 0; code <= int(CollectiveType::Unknown); ++code)
+    if (name == collective_name(CollectiveType(code))) return CollectiveType(code);
+  return CollectiveType::Unknown;
+}
+
 CollectiveType collective_of_api(NcclApi a) {
   switch (a) {
     case NcclApi::AllReduce: return CollectiveType::AllReduce;

@@ -5,11 +5,7 @@ namespace {
 std::string collective(collectives::CollectiveType t) { return collectives::collective_name(t); }
 double ms(int64_t ns) { return double(ns) / 1e6; }
 // The type a collective's name stands for (read back: the inverse of collective()).
-collectives::CollectiveType collective_type(const std::string& name) {
-  for (int code = 0; code <= int(collectives::CollectiveType::Unknown); ++code)
-    if (name == collectives::collective_name(collectives::CollectiveType(code))) return collectives::CollectiveType(code);
-  return collectives::CollectiveType::Unknown;
-}
+collectives::CollectiveType collective_type(const std::string& name) { return collectives::collective_of_name(name); }
 template <class T>
 T cell(const ColumnData& d, size_t row) {
   T v{};

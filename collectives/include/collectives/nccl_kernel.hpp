@@ -12,6 +12,7 @@ enum class CollectiveType : uint8_t {
   Unknown,  // an nccl* kernel whose name we do not recognise
 };
 const char* collective_name(CollectiveType t);  // "AllReduce", ...
+CollectiveType collective_of_name(std::string_view name);  // the inverse (Unknown for any other name)
 
 enum class NcclAlgo : uint8_t { Unknown, Ring, Tree, CollNet, Nvls, NvlsTree, Pat };
 const char* algo_name(NcclAlgo a);
