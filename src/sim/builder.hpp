@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fabric.hpp"
 #include "schedule.hpp"
 
 namespace sim {
@@ -15,6 +16,7 @@ struct RunCtx {
   Options o;
   int world = 0, gph = 0, P = 1;
   topology::HostPlacement hp;
+  SimFabric fabric;
   std::vector<CommInfo> comms;
   std::vector<CollKey> keys;
   std::vector<int> tp_key, dp_key, link_next, link_prev;  // per rank, -1 when absent

@@ -85,6 +85,10 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("payloads", "NCCL's NVTX payloads (communicator id, message size, peer) in NVTX_EVENTS.binaryData (schema 3.25)")
       ("dp-overlap", "DP gradient all-reduces overlap the last microbatch's backward (pins it under --conventions random)")
       ("no-dp-overlap", "DP all-reduces after the last backward (the default; pins it under --conventions random)")
+      ("dp-bytes", po::value(&o.dp_bytes)->default_value(o.dp_bytes), "bytes of each data-parallel gradient all-reduce")
+      ("fabric-seed", po::value<uint64_t>(), "scaling fabric: ring cost over intra-node, inter-node and cross-pod links, "
+                                             "parameters drawn from this seed (SPEC.md, Fabric)")
+      ("nodes-per-pod", po::value(&o.nodes_per_pod)->default_value(0), "scaling fabric: hosts per pod (0: one pod)")
       ("conventions", po::value(&conventions)->default_value(conventions), "fixed or random")
       ("conventions-seed", po::value(&conventions_seed), "seed of the random conventions (default: --seed)")
       ("fault", po::value(&faults)->composing(), "fault spec (repeatable)")
@@ -107,6 +111,7 @@ void apply(const po::variables_map& vm, const Cli& cli, sim::Options& o) {
   o.dp_overlap = vm.count("dp-overlap") > 0;
   o.pinned.dp_overlap = vm.count("dp-overlap") || vm.count("no-dp-overlap");
   o.nccl_domain_create = !vm.count("no-nccl-domain-create");
+  if (vm.count("fabric-seed")) o.fabric_seed = vm["fabric-seed"].as<uint64_t>();
   if (cli.conventions != "fixed" && cli.conventions != "random") throw std::invalid_argument("--conventions must be fixed or random");
   o.random_conventions = cli.conventions == "random";
   if (vm.count("conventions-seed")) o.conventions_seed = cli.conventions_seed;

@@ -13,15 +13,26 @@
 namespace sim {
 namespace {
 
+double with_faults(const RunCtx& c, const CollKey& k, bool p2p, double t);
+
 double transfer_ns(const RunCtx& c, const CollKey& k, bool p2p) {
   const int n = int(k.members.size());
+  if (c.fabric.on) {
+    std::vector<int> hosts;
+    for (int m : k.members) hosts.push_back(c.host_of(m));
+    return with_faults(c, k, p2p, ring_transfer_ns(c.fabric, double(k.bytes) * k.algo_factor, hosts, !p2p));
+  }
   const int h0 = c.host_of(k.members[0]);
   bool inter = false;
   for (int m : k.members) inter |= c.host_of(m) != h0;
   // NVLink inside a host, ~200 Gb/s NIC between hosts; ring latency grows with the step count.
   const double bw = inter ? 20e9 : 150e9;
   const double lat_us = p2p ? (inter ? 10.0 : 5.0) : (inter ? 15.0 + 2 * (n - 1) * 2.7 : 8.0 + 2 * (n - 1) * 0.6);
-  double t = lat_us * kUs + double(k.bytes) * k.algo_factor / bw * 1e9;
+  return with_faults(c, k, p2p, lat_us * kUs + double(k.bytes) * k.algo_factor / bw * 1e9);
+}
+
+// slow_link and slow_p2p on top of the fabric's time.
+double with_faults(const RunCtx& c, const CollKey& k, bool p2p, double t) {
   for (const Fault& f : c.o.faults) {
     if (f.kind != FaultKind::SlowLink) continue;
     bool on_a = false, on_b = false, off_a = false;
@@ -46,6 +57,7 @@ RunCtx make_ctx(const Options& o) {
   c.hp.hosts = o.hosts;
   c.gph = c.hp.gpus_per_host(c.world);
   c.P = o.layout.pp;
+  c.fabric = draw_fabric(o.fabric_seed.has_value() || o.nodes_per_pod > 0, o.fabric_seed.value_or(o.seed), o.nodes_per_pod);
   c.tp_key.assign(c.world, -1);
   c.dp_key.assign(c.world, -1);
   c.link_next.assign(c.world, -1);
@@ -72,7 +84,7 @@ RunCtx make_ctx(const Options& o) {
     }
     const bool tp = g.kind == topology::GroupKind::TP;
     for (int r : g.ranks) (tp ? c.tp_key : c.dp_key)[r] = int(c.keys.size());
-    c.keys.push_back({ci, g.ranks, tp ? (16 << 20) : (25 << 20), 2.0 * (n - 1) / n, 0});
+    c.keys.push_back({ci, g.ranks, tp ? int64_t(16 << 20) : o.dp_bytes, 2.0 * (n - 1) / n, 0});
   }
   for (auto& k : c.keys) k.transfer_ns = transfer_ns(c, k, k.members.size() == 2 && c.comms[k.comm].kind == "pp");
   return c;

@@ -136,6 +136,8 @@ void validate(const Options& o) {
   } else if (o.virtual_stages != 1) {
     fail("--virtual-stages needs --schedule interleaved");
   }
+  if (o.dp_bytes < 1 || o.dp_bytes > (int64_t(1) << 36)) fail("--dp-bytes must be in [1, 2^36]");
+  if (o.nodes_per_pod < 0) fail("--nodes-per-pod must be >= 0");
   if (o.clock_offset_ms < 0) fail("--clock-offset-ms must be >= 0");
   if (o.clock_drift_ppm < 0 || o.clock_drift_ppm > 1000) fail("--clock-drift-ppm must be in [0, 1000]");
   for (const Fault& f : o.faults) {

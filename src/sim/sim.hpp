@@ -75,6 +75,14 @@ struct Options {
   // overlap_grad_reduce): bucket b is launched on the DP stream after its layers' backward and the
   // compute stream does not wait for it; the optimizer and the iteration's sync do.
   bool dp_overlap = false;
+  // Message size of each data-parallel gradient all-reduce (the TP ones stay 16 MiB).
+  int64_t dp_bytes = 25 << 20;
+  // The fabric of the scaling scenarios (issue 21; docs in SPEC.md "Fabric"): with fabric_seed or
+  // nodes_per_pod set, collective transfer times follow a ring cost over link classes (intra-node,
+  // inter-node in a pod, across pods) whose parameters are drawn from fabric_seed; unset, the
+  // original two-class model (byte-identical runs).
+  std::optional<uint64_t> fabric_seed;
+  int nodes_per_pod = 0;  // 0: one pod
   std::vector<Fault> faults;
   int64_t target_kernels = 0;  // >0: overrides iterations
   int threads = 0;             // writer threads; 0 = hardware concurrency (output does not depend on it)

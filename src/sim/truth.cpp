@@ -2,6 +2,7 @@
 
 #include "bubble_truth.hpp"
 #include "conventions.hpp"
+#include "fabric.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -217,6 +218,33 @@ std::string run_json(const Simulation& sim, const Conventions& cv, const std::ve
   return j;
 }
 
+// Scaling runs (a fabric seed or pods given): the planted transfer time (the median over ops: the
+// per-op jitter is symmetric around it) and bus bandwidth of each non-p2p collective family, with
+// the nodes and pods it spans and the fabric's parameters.
+std::string scaling_json(const Simulation& sim) {
+  const Options& o = sim.opt;
+  const SimFabric f = draw_fabric(true, o.fabric_seed.value_or(o.seed), o.nodes_per_pod);
+  std::string j = fmt::format(
+      R"({{"nodes_per_pod": {}, "intra_busbw_gbps": {:.3f}, "inter_busbw_gbps": {:.3f}, "pod_busbw_gbps": {:.3f}, "intra_latency_us": {:.3f}, )"
+      R"("inter_latency_us": {:.3f}, "pod_latency_us": {:.3f}, "base_latency_us": {:.3f}, "collectives": [)",
+      f.nodes_per_pod, f.intra_bw / 1e9, f.inter_bw / 1e9, f.pod_bw / 1e9, f.intra_lat_us, f.inter_lat_us, f.pod_lat_us,
+      f.base_lat_us);
+  bool first = true;
+  for (const CollKey& k : sim.keys) {
+    const CommInfo& c = sim.comms[size_t(k.comm)];
+    if (c.kind == "pp") continue;
+    std::set<int> hosts, pods;
+    for (int m : k.members) hosts.insert(m / sim.gpus_per_host);
+    for (int h : hosts) pods.insert(o.nodes_per_pod > 0 ? h / o.nodes_per_pod : 0);
+    j += fmt::format(R"({}{{"communicator": "{}", "collective": "AllReduce", "bytes": {}, "group_size": {}, "nodes": {}, "pods": {}, )"
+                     R"("transfer_ms": {:.6f}, "busbw_gbps": {:.4f}}})",
+                     first ? "" : ", ", c.name, k.bytes, k.members.size(), hosts.size(), pods.size(), k.transfer_ns / 1e6,
+                     double(k.bytes) * k.algo_factor / k.transfer_ns);
+    first = false;
+  }
+  return j + "]}";
+}
+
 // The planted faults and what an analyser must find.
 std::string expected_json(const Simulation& sim) {
   const Options& o = sim.opt;
@@ -266,6 +294,7 @@ std::string expected_json(const Simulation& sim) {
   }
   if (!first) out("]");
   if (o.layout.pp > 1) out(",\n  \"pipeline\": {}", pipeline_json(sim));
+  if (o.fabric_seed || o.nodes_per_pod > 0) out(",\n  \"scaling\": {}", scaling_json(sim));
   out("}},\n{}}}\n", findings_json(sim));
   return j;
 }
