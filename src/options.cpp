@@ -80,6 +80,43 @@ bool parse_report(int argc, char** argv, Options& out, bool silent) {
   return true;
 }
 
+// `straggler-scan scaling A B ... [-o OUT.h5] [--summary S.json] [--fabric F] [--topology T]`.
+bool parse_scaling(int argc, char** argv, Options& out, bool silent) {
+  out.output = "straggler-scaling.h5";
+  po::options_description visible(
+      "straggler-scan scaling: all-reduce scaling cliffs across runs at different scales (docs/scaling.md)\n\n"
+      "Usage: [mpirun -n P] straggler-scan scaling RUN_OR_SCAN... [-o OUT.h5] [--summary OUT.json]\n"
+      "Each argument is a run directory (scanned here) or the HDF5 of an earlier scan (read, not re-scanned).\n\nOptions");
+  std::string fabric, topo;
+  visible.add_options()("help,h", "show this help")("output,o", po::value(&out.output)->default_value(out.output),
+                                                    "HDF5 output file")(
+      "summary", po::value(&out.summary), "also write the rows as JSON (summary key `scaling`)")(
+      "fabric", po::value(&fabric), "FILE: link classes' latency and bus bandwidth (docs/fabric.md); default: fitted")(
+      "topology", po::value(&topo), "FILE: `HOSTNAME RACK POD` per line (docs/scaling.md)")(
+      "cliff-factor", po::value(&out.cliff_factor)->default_value(out.cliff_factor),
+      "a cliff: time above this factor x the model's extrapolation from the smaller scales")(
+      "quiet,q", po::bool_switch(&out.quiet), "print only errors")(
+      "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
+      "under mpirun: seconds a process may give no sign of life before the job ends (0: forever)");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&out.inputs));
+  const po::variables_map vm = parse_with(argc - 1, argv + 1, visible, hidden, "input", "scaling: ", "scaling --help");
+  if (vm.count("help")) {
+    if (!silent) std::cout << visible << "\n";
+    return false;
+  }
+  if (out.inputs.empty()) throw common::UsageError("scaling: give run directories or scan files (see scaling --help)");
+  if (!(out.cliff_factor > 1 && out.cliff_factor < 1000))
+    throw common::UsageError("--cliff-factor " + std::to_string(out.cliff_factor) + ": must be in (1, 1000)");
+  check_timeout(out.timeout_s);
+  out.command = Options::Command::Scaling;
+  for (const auto& a : analysis_registry())
+    for (const auto& o : a.options) out.analysis_options[o.name] = o.default_value;
+  out.analysis_options["fabric"] = fabric, out.analysis_options["topology"] = topo;
+  record_command_line(argc, argv, out);
+  return true;
+}
+
 // The parsed values that need a check or a conversion. Throws common::UsageError.
 void take_values(const po::variables_map& vm, Options& out) {
   out.clock_correction = !vm.count("no-clock-correction");
@@ -113,10 +150,12 @@ void take_values(const po::variables_map& vm, Options& out) {
 bool parse_options(int argc, char** argv, Options& out, bool silent) {
   // A subcommand is the first argument; a run directory named "report" is given as ./report.
   if (argc >= 2 && std::string(argv[1]) == "report") return parse_report(argc, argv, out, silent);
+  if (argc >= 2 && std::string(argv[1]) == "scaling") return parse_scaling(argc, argv, out, silent);
   po::options_description visible(
       "straggler-scan: why is a distributed GPU training job slow?\n\n"
       "Usage: [mpirun -n P] straggler-scan RUN_DIR... [-o OUT.h5] [--summary OUT.json]\n"
       "       [mpirun -n P] straggler-scan report SCAN.h5 [--summary OUT.json]   (the report of a saved scan)\n"
+      "       [mpirun -n P] straggler-scan scaling RUN_OR_SCAN... [-o OUT.h5]        (scaling cliffs across runs)\n"
       "Alone it runs in one process without MPI; under mpirun (or srun) the profiles are spread over the\n"
       "processes.\n\nOptions");
   visible.add_options()("help,h", "show this help")("version", "show the version")(
@@ -241,6 +280,17 @@ void check_layout(const Options& opt, int world, const std::vector<FailureRow>& 
   // A larger layout is legitimate: engineers often profile only some ranks of a job. The report's
   // rank-gap line names the ranks that are missing.
   (void)failures;
+}
+
+Options scan_options_for(const std::string& input, const Options& from, const std::vector<std::string>& keep) {
+  Options o;
+  o.inputs = {input};
+  o.output.clear(), o.quiet = true, o.timeout_s = from.timeout_s;
+  o.command_line = from.command_line;
+  for (const auto& a : analysis_registry())
+    for (const auto& opt : a.options) o.analysis_options[opt.name] = opt.default_value;
+  for (const auto& k : keep) o.analysis_options[k] = from.analysis_option(k);
+  return o;
 }
 
 }  // namespace straggler

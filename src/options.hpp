@@ -14,7 +14,8 @@ namespace straggler {
 
 struct Options {
   // `straggler-scan report SCAN.h5`: print the report (and --summary) of a saved scan.
-  enum class Command : uint8_t { Scan, Report } command = Command::Scan;
+  // `straggler-scan scaling RUN_OR_SCAN...`: scaling cliffs across runs (docs/scaling.md).
+  enum class Command : uint8_t { Scan, Report, Scaling } command = Command::Scan;
   std::string scan_file;            // report: the HDF5 of a scan
   std::vector<std::string> inputs;  // run directories or profile files
   std::string output = "straggler-scan.h5";
@@ -33,6 +34,7 @@ struct Options {
   // completed must be to count as stuck (collectives::kMinHangMarginNs; replay.hpp, Desync).
   double hang_margin_s = 1.0;
   std::string command_line;         // as given, for the output's provenance
+  double cliff_factor = 1.5;        // scaling: a cliff is time above this factor x the model's extrapolation
   // Options the registered analyses declare (AnalysisInfo::options), by name: every one present,
   // given or its default. An analysis reads its own through analysis_option().
   std::map<std::string, std::string> analysis_options;
@@ -45,6 +47,10 @@ struct Options {
 // Parses argv. Returns false after printing help/version (exit 0; `silent`: print nothing, for
 // all but one process of an MPI launch). Throws common::UsageError.
 bool parse_options(int argc, char** argv, Options& out, bool silent = false);
+
+// The options of a plain scan of `input` with every analysis option at its default but those in
+// `keep` (copied from `from`): the scans `straggler-scan scaling` runs on run directories.
+Options scan_options_for(const std::string& input, const Options& from, const std::vector<std::string>& keep);
 
 // --layout against the ranks found (`world` = highest accepted rank + 1; the same on every
 // process): a layout smaller than `world` is an error (ranks it has no place for); a larger one

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -69,6 +72,54 @@ Fabric read_fabric(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return parse_fabric(s.str(), path);
+}
+
+HostTopology parse_topology(const std::string& text, const std::string& name) {
+  HostTopology t;
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::istringstream fields(line.substr(0, line.find('#')));
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.empty()) continue;
+    const std::string where = fmt::format("{}:{}", common::printable(name), n);
+    if (f.size() != 3) throw std::invalid_argument(fmt::format("{}: expected `HOSTNAME RACK POD`, got {} fields", where, f.size()));
+    if (!t.emplace(f[0], HostPlace{f[1], f[2]}).second)
+      throw std::invalid_argument(fmt::format("{}: host \"{}\" listed twice", where, common::printable(f[0].substr(0, 60))));
+  }
+  return t;
+}
+
+HostTopology read_topology(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(common::printable(path) + ": cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return parse_topology(s.str(), path);
+}
+
+Span host_span(const std::vector<std::string>& hosts_sorted, const HostTopology& places, const Fabric* fabric) {
+  Span s;
+  s.nodes = int(hosts_sorted.size());
+  std::set<std::string> racks, pods;
+  bool all = !places.empty();
+  for (const auto& h : hosts_sorted) {
+    auto it = places.find(h);
+    if (it == places.end()) {
+      all = false;
+      break;
+    }
+    racks.insert(it->second.pod + "/" + it->second.rack), pods.insert(it->second.pod);
+  }
+  if (all) {
+    s.racks = int(racks.size()), s.pods = int(pods.size());
+  } else if (fabric && fabric->nodes_per_pod > 0) {
+    s.pods = int((hosts_sorted.size() + size_t(fabric->nodes_per_pod) - 1) / size_t(fabric->nodes_per_pod));
+  } else if (fabric) {
+    s.pods = hosts_sorted.empty() ? 0 : 1;  // the fabric file says: no pod boundary
+  }
+  return s;
 }
 
 CollectiveCost collective_cost(const Fabric& f, const std::string& coll, CostAlgo algo, double bus_bytes, int n, int nodes,

@@ -20,6 +20,9 @@ std::vector<AnalysisInfo> builtin_analyses() {
       {"pipeline", "pipeline bubble per stage against (p-1)/(v m), the schedule inferred, the excess attributed", pipeline,
        {{"microbatches", "microbatches per iteration (default: inferred from the p2p ops)", ""},
         {"virtual-stages", "model chunks per pipeline stage, interleaved 1F1B (default: inferred)", ""}}},
+      {"scaling", "collective time and bus bandwidth by size and span, against the fabric model and their like", scaling,
+       {{"fabric", "FILE: link classes' latency and bus bandwidth (docs/fabric.md)", ""},
+        {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling.md)", ""}}},
   };
 }
 

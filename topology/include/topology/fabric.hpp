@@ -7,8 +7,10 @@
 // latency per step on each class, as NCCL's tuner models it (src/graph/tuning.cc).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "topology/layout.hpp"
 
@@ -27,6 +29,24 @@ struct Fabric {
 // number, missing '=') or "FILE: cannot read".
 Fabric read_fabric(const std::string& path);
 Fabric parse_fabric(const std::string& text, const std::string& name);
+
+// Where each host sits (`--topology FILE`: one host per line, `HOSTNAME RACK POD`, whitespace
+// separated, '#' starts a comment). Throws std::invalid_argument "FILE:LINE: problem" (wrong
+// field count, a host twice) or "FILE: cannot read".
+struct HostPlace {
+  std::string rack, pod;
+};
+using HostTopology = std::map<std::string, HostPlace>;
+HostTopology read_topology(const std::string& path);
+HostTopology parse_topology(const std::string& text, const std::string& name);
+
+// The pods and racks a set of hosts spans: from `places` where it names them all (else -1), or
+// for pods from the fabric's nodes_per_pod (hosts in name order fill pod after pod; -1 when 0
+// and no places are given: unknown).
+struct Span {
+  int nodes = 0, racks = -1, pods = -1;
+};
+Span host_span(const std::vector<std::string>& hosts_sorted, const HostTopology& places, const Fabric* fabric);
 
 enum class CostAlgo : uint8_t { Ring, Tree };
 enum class Bound : uint8_t { Latency, Bandwidth };  // which term dominates

@@ -1,0 +1,129 @@
+// `straggler-scan scaling RUN_OR_SCAN...` (docs/scaling.md): the like-collective groups of runs at
+// different scales, each from the HDF5 of an earlier scan (/scaling/groups, read by process 0 and
+// broadcast) or from a scan of its run directory here (all processes, as the main command), then
+// the cliffs across them (collectives/scaling.hpp). Outputs: HDF5 /scaling/rows, summary key
+// `scaling`, the report's scaling section.
+#include "scaling_command.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "analyses/scaling.hpp"
+#include "collectives/nccl_annotate.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "exchange.hpp"
+#include "h5_read.hpp"
+#include "hdf5_writer.hpp"
+#include "json_writer.hpp"
+#include "output_files.hpp"
+#include "table_read.hpp"
+#include "timings.hpp"
+#include "version.hpp"
+
+namespace straggler {
+namespace {
+
+using collectives::ScalingGroup;
+
+// A saved scan rather than a run: a regular file with HDF5's signature.
+bool is_scan_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char sig[8] = {};
+  in.read(sig, 8);
+  return in.gcount() == 8 && std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
+}
+
+// Process 0 reads the groups and every process gets them (or the same one-line error).
+std::vector<ScalingGroup> load_groups(Transport& t, const std::string& path) {
+  const auto& table = analyses::scaling_groups_table();
+  std::string error, blob;
+  if (t.root()) {
+    try {
+      if (!h5read::exists(path, table.path))
+        throw std::runtime_error("no " + table.path +
+                                 " table (a scan by an older straggler-scan, or not a scan): scan the run again");
+      ByteWriter w;
+      table.pack(w, tables::read_rows(path, table));
+      blob = w.bytes();
+    } catch (const std::exception& e) {
+      error = common::printable(path) + ": " + common::printable(e.what());
+    }
+  }
+  error = t.broadcast(error, 0);
+  if (!error.empty()) throw common::UsageError(error);
+  blob = t.broadcast(blob, 0);
+  ByteReader r(blob);
+  return table.unpack(r);
+}
+
+// A run directory scanned here with the scaling analysis's own options.
+std::vector<ScalingGroup> scan_groups(Transport& t, const Options& opt, const std::string& path) {
+  const Options sub = scan_options_for(path, opt, {"fabric", "topology"});
+  const Scan scan = analyse(t, sub, [](const std::string& p) { return collectives::read_annotated(p); });
+  if (scan.status != 0) throw common::UsageError(common::printable(path) + ": no usable profile");
+  return analyses::scaling_groups(scan.analyses);
+}
+
+std::string summary_json(const std::vector<collectives::ScalingRow>& rows, const Options& opt) {
+  JsonWriter j;
+  j.begin_object().key("tool").value("straggler-scan").key("version").value(kToolVersion);
+  j.key("command").value("scaling").key("runs").begin_array();
+  for (const auto& in : opt.inputs) j.value(in);
+  j.end_array().key("cliff_factor").value(opt.cliff_factor);
+  j.key("scaling").raw(analyses::scaling_json(rows));
+  return j.end_object().str();
+}
+
+void write_outputs(Transport& t, const Options& opt, const std::vector<collectives::ScalingRow>& rows) {
+  OutputFiles files(t, opt.output, opt.summary);
+  tables::ResultTables out;
+  out.file_attributes = {{"tool", std::string("straggler-scan")}, {"version", std::string(kToolVersion)},
+                         {"command_line", opt.command_line}, {"runs", opt.inputs}};
+  tables::TableData table = analyses::scaling_rows_table().materialize(rows);
+  table.attributes = {{"cliff_factor", opt.cliff_factor}, {"fabric", opt.analysis_option("fabric")},
+                      {"topology", opt.analysis_option("topology")}};
+  out.tables.push_back(std::move(table));
+  write_hdf5(t, opt.output, files.h5_temp(), out);
+  std::string error;
+  if (t.root() && !opt.summary.empty()) {
+    std::ofstream s(files.summary_temp(), std::ios::binary | std::ios::trunc);
+    s << summary_json(rows, opt) << "\n";
+    s.close();
+    if (!s) error = common::printable(opt.summary) + ": cannot write the summary";
+  }
+  files.commit(error);
+}
+
+}  // namespace
+
+int run_scaling(Transport& t, const Options& opt) {
+  timings().start();
+  std::string error;
+  if (t.root()) {
+    try {
+      check_output_paths(opt);
+    } catch (const common::UsageError& e) {
+      error = e.what();
+    }
+  }
+  error = t.broadcast(error, 0);
+  if (!error.empty()) throw common::UsageError(error);
+  std::shared_ptr<const topology::Fabric> fabric;
+  collectives::ScalingOptions so = analyses::scaling_options(opt.analysis_option("fabric"), opt.analysis_option("topology"), fabric);
+  so.cliff_factor = opt.cliff_factor;
+  std::vector<collectives::ScalingPoint> points;
+  for (const auto& in : opt.inputs) {
+    for (auto& g : is_scan_file(in) ? load_groups(t, in) : scan_groups(t, opt, in)) points.push_back({std::move(g), in});
+    timings().mark("read " + common::printable(in));
+  }
+  const auto rows = collectives::scaling_rows(points, so);
+  write_outputs(t, opt, rows);
+  if (t.root() && !opt.quiet) std::cout << analyses::scaling_report(rows, true, opt.cliff_factor);
+  return 0;
+}
+
+}  // namespace straggler
