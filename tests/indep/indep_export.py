@@ -110,7 +110,18 @@ def write_process(job, ex, r, s, proc, t0, wrng, nccl_domain_row):
     if job.a.markers:
         nv += [(a - t0, b - t0, 59, None, 'ProfilerStep#%d' % i, gtid, None, 0)
                for i, (a, b) in s.iter_t.items() if b is not None]
-    ex.insert('NVTX_EVENTS', ['start', 'end', 'eventType', 'rangeId', 'text', 'globalTid', 'textId', 'domainId'], nv, wrng)
+    keys = ['start', 'end', 'eventType', 'rangeId', 'text', 'globalTid', 'textId', 'domainId']
+    pay = getattr(job, 'nvtx_blobs', None)          # indep_scaling.py --payloads: rank -> blobs aligned with s.nvtx
+    if pay is not None:
+        blobs = pay.get(r) or []
+        by_span = {}
+        if job.a.nccl_nvtx:
+            for (a, b, name, dom), blob in zip(s.nvtx, blobs):
+                if blob is not None:
+                    by_span[(a - t0, b - t0)] = blob
+        nv = [row + (by_span.get((row[0], row[1])) if row[2] == 59 and row[7] == 1 else None,) for row in nv]
+        keys = keys + ['binaryData']
+    ex.insert('NVTX_EVENTS', keys, nv, wrng)
     ex.insert('PROCESSES', ['globalPid', 'pid', 'name'], [(gpid, pid, 'python3')], wrng)
     tn = [(ex.sid('python3'), 20, gtid), (ex.sid('pt_nccl_watchdg'), 20, gtid + 37), (ex.sid('pt_nccl_heartbt'), 20, gtid + 38),
           (ex.sid('cuda-EvtHandlr'), 20, gtid + 9), (ex.sid('[NSys]'), 20, gtid + 2)]
@@ -126,6 +137,17 @@ def write_file(job, path, host, procs, st, t0, t_end, wrng, clock_err_ns, epoch,
     ex = Export(path, os.path.join(job.a.ddl_dir, fname))
     for r, proc in procs:
         write_process(job, ex, r, st[r], proc, t0, wrng, nccl_domain_row)
+    schemas = getattr(job, 'nvtx_schemas', None)     # indep_scaling.py: NCCL payload schemas, once per process
+    if schemas and job.a.nccl_nvtx:
+        srows, erows = [], []
+        for _ in procs:
+            for (sid, size, entries) in schemas:
+                srows.append((1, sid, None, 1, None, len(entries), size, None))
+                erows += [(1, sid, i, None, ty, name, None, None, off) for i, (ty, name, off) in enumerate(entries)]
+        ex.insert('NVTX_PAYLOAD_SCHEMAS', ['domainId', 'schemaId', 'name', 'type', 'flags', 'numEntries', 'payloadSize',
+                                           'alignTo'], srows, wrng)
+        ex.insert('NVTX_PAYLOAD_SCHEMA_ENTRIES', ['domainId', 'schemaId', 'idx', 'flags', 'type', 'name', 'description',
+                                                  'arrayOrUnionDetail', 'offset'], erows, wrng)
     launcher = wrng.randint(40, 90)
     ex.insert('PROCESSES', ['globalPid', 'pid', 'name'], [(VM | (launcher << 24), launcher, 'torchrun' if len(procs) > 1 else 'bash'),
                                                           (VM | ((launcher - 9) << 24), launcher - 9, 'nsys')], wrng)
@@ -147,6 +169,9 @@ def write_file(job, path, host, procs, st, t0, t_end, wrng, clock_err_ns, epoch,
            [('EXPORT_PARAM_EXPORT_TYPE', 'SQLite'), ('EXPORT_PARAM_LAZY', 'true' if lazy else 'false'),
             ('EXPORT_PARAM_TIME_NORMALIZE', 'false'), ('EXPORT_PARAM_TIME_SHIFT', '0'), ('EXPORT_CONFIG_TIME_SHIFT', '0'),
             ('EXPORT_PARAM_INPUT_FILE', os.path.basename(path).replace('.sqlite', '.nsys-rep'))]
+    if hasattr(job, 'nvtx_blobs') and job.new:      # indep_scaling.py: say whether blobs (payload values) were exported
+        meta += [('EXPORT_PARAM_INCLUDE_JSON', 'false'),
+                 ('EXPORT_PARAM_INCLUDE_BLOBS', 'false' if job.nvtx_blobs is None else 'true')]
     ex.insert('META_DATA_EXPORT' if job.new else 'EXPORT_META_DATA', ['name', 'value'], meta, wrng)
     if 'TARGET_INFO_GPU' in ex.cols:
         ex.insert('TARGET_INFO_GPU', ['vmId', 'id', 'name', 'busLocation', 'totalMemory', 'smCount', 'cuDevice', 'uuid'],

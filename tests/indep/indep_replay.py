@@ -56,7 +56,11 @@ JIT_RANGES = [  # (name, start as a share of the compile, end share); names as n
 
 def simulate(job):
     a = job.a
-    progs = [build_program(job, r) for r in range(job.n)]
+    # hooks for tests/indep/indep_scaling.py: its own (light) programs, a fabric cost model and per-op noise;
+    # absent on the Job of indep_sim.py, so its runs are unchanged
+    progs = [(getattr(job, 'program_builder', None) or build_program)(job, r) for r in range(job.n)]
+    xfer = getattr(job, 'transfer_model', None) or transfer_ns
+    coll_noise = getattr(job, 'coll_noise', 0.01)
     sigma = a.jitter / 100.0
     st = []
     for r in range(job.n):
@@ -149,7 +153,7 @@ def simulate(job):
             kind, members = job.comms[k[0]]
             any_rec = next(iter(arr.values()))
             it = max(v['it'] for v in arr.values())
-            tr = transfer_ns(job, any_rec['cname'], members, any_rec['nbytes'], it) * crng.gauss(1.0, 0.01)
+            tr = xfer(job, any_rec['cname'], members, any_rec['nbytes'], it) * crng.gauss(1.0, coll_noise)
             if any_rec['async'] and not any_rec.get('p2p'):
                 tr *= 1.1                          # shares SMs and memory bandwidth with the backward kernels
             amax = max(v['arr'] for v in arr.values())

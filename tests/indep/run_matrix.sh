@@ -1,11 +1,13 @@
 #!/bin/bash
 # Independent test matrix for straggler-scan: simulate (tests/indep/indep_sim.py), analyse, check.
-#   tests/indep/run_matrix.sh [--quick | --full | --extras | --pipeline] [--seeds "1 2"] [--out DIR] [--keep]
+#   tests/indep/run_matrix.sh [--quick | --full | --extras | --pipeline | --scaling] [--seeds "1 2"] [--out DIR] [--keep]
 # SS_SCAN_BIN: the straggler-scan binary (default: build/src/straggler-scan of this checkout).
 # SS_DDL_DIR : folder with the nsys DDL dumps (default ../shared/docs/nsys-ddl next to the checkout).
 # Default: each shape x fault once, conventions rotating, plus the EXTRAS below; --full: every convention
 # too, plus the PIPELINE list; --quick: ~10 runs plus the EXTRAS marked '*'; --extras: the EXTRAS only;
 # --pipeline: the PIPELINE list only (pipeline schedules and bubble truth, a few minutes on 2 cores).
+# --scaling: the SCALING families only (tests/indep/indep_scaling.py, runs of 64-512 ranks): each run scanned to .h5,
+# then `straggler-scan scaling ... --topology` and tests/indep/check_scaling.py; one results line per family.
 # Exit 0 when every run passed its checks, 1 otherwise, 77 when the DDL dumps or the binary are absent.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,8 +18,9 @@ MODE=default SEEDS="1" OUT="${TMPDIR:-/tmp}/indep-matrix" KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;; --full) MODE=full ;; --extras) MODE=extras ;; --pipeline) MODE=pipeline ;; --keep) KEEP=1 ;;
+    --scaling) MODE=scaling ;;
     --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;;
-    *) echo "usage: $0 [--quick|--full|--extras|--pipeline] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick|--full|--extras|--pipeline|--scaling] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
   esac; shift
 done
 [ -x "$BIN" ] || { echo "SKIP: no straggler-scan binary at $BIN (set SS_SCAN_BIN)"; exit 77; }
@@ -87,6 +90,69 @@ PIPELINE=(
   "pp4-1f1b-head|--layout 1x4x2 $PIPE --microbatches 8"
   "tp2pp4-interleaved-host-3.0|--layout 2x4x2 $PIPE --microbatches 8 --balanced-stages --schedule interleaved --virtual-stages 2 --files host --schema 3.0 --markers"
 )
+
+# Scaling families (README.md, "Scaling families"): name | indep_scaling.py options. Runs of 64, 128, 256, 512 ranks.
+SCALING=(
+  "pod|--scenario pod --payloads"
+  "pod-nopayloads|--scenario pod"
+  "flat|--scenario flat"
+  "small|--scenario small --payloads"
+  "slowlink|--scenario slowlink"
+  "seed|--scenario seed"
+)
+SCALES="64 128 256 512"
+
+if [ $MODE = scaling ]; then
+  for seed in $SEEDS; do
+    for x in "${SCALING[@]}"; do
+      name=${x%%|*}; opts=${x#*|}
+      dir="$OUT/scaling_${name}_s$seed"
+      rm -rf "$dir"; mkdir -p "$dir"; t0=$(date +%s)
+      simcmd="$HERE/indep_scaling.py $dir/fam --seed $seed --ddl-dir $DDL $opts"
+      echo "$simcmd" > "$dir/cmd"
+      if ! $simcmd > "$dir/sim.log" 2>&1; then
+        echo -e "$name\t$seed\t0\t1\t0\t0\tsim-error\t0\t$dir" >> "$RESULTS"; echo "SIM ERROR $dir"; continue
+      fi
+      note=ok; h5s=(); vm=0; vf=0
+      for n in $SCALES; do                   # each run scanned once; its own verdict checked for information
+        timeout 600 "$BIN" "$dir/fam/n$n" -o "$dir/n$n.h5" --summary "$dir/n$n.json" -q > "$dir/scan_n$n.log" 2>&1 \
+          || note="scan-n$n-rc=$?"
+        h5s+=("$dir/n$n.h5")
+        "$HERE/check_verdict.py" "$dir/n$n.json" "$dir/fam/n$n/truth.json" --h5 "$dir/n$n.h5" --json "$dir/verdict_n$n.json" \
+          > "$dir/verdict_n$n.log" 2>&1
+        read -r mi fa <<< "$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['missed'], d['false'])" \
+          "$dir/verdict_n$n.json" 2>/dev/null || echo "1 0")"
+        vm=$((vm + mi)); vf=$((vf + fa))
+      done
+      scalcmd="$BIN scaling ${h5s[*]} --topology $dir/fam/topology.txt -o $dir/scaling.h5 --summary $dir/scaling.json"
+      echo "$scalcmd" >> "$dir/cmd"
+      timeout 600 $scalcmd > "$dir/scaling.log" 2>&1; rc=$?
+      [ $rc -eq 0 ] || note="scaling-rc=$rc"
+      "$HERE/check_scaling.py" "$dir/scaling.json" "$dir/fam/scaling_truth.json" --json "$dir/check.json" > "$dir/check.log" 2>&1
+      read -r pa fl <<< "$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['pass'], d['fail'])" \
+        "$dir/check.json" 2>/dev/null || echo "0 1")"
+      secs=$(( $(date +%s) - t0 ))
+      echo -e "$name\t$seed\t$pa\t$fl\t$vm\t$vf\t$note\t$secs\t$dir" >> "$RESULTS"
+      printf '%-15s seed %-3s checks pass=%-3s fail=%-3s run verdicts missed=%s false=%s %-16s %4ss %s\n' \
+        "$name" "$seed" "$pa" "$fl" "$vm" "$vf" "$note" "$secs" "$(grep -m1 '^FAIL' "$dir/check.log" | cut -c1-80)"
+      [ $KEEP = 1 ] || rm -rf "$dir"/fam/n* "$dir"/*.h5
+    done
+  done
+  python3 - "$RESULTS" <<'EOF'
+import sys
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if l.strip()]
+print()
+print('%-15s %4s %5s %5s %7s %6s %5s  %s' % ('family', 'seed', 'pass', 'fail', 'missed', 'false', 'secs', 'note'))
+ok = 0
+for name, seed, pa, fl, vm, vf, note, secs, d in rows:
+    print('%-15s %4s %5s %5s %7s %6s %5s  %s' % (name, seed, pa, fl, vm, vf, secs, note))
+    ok += int(fl) == 0 and note == 'ok'
+print('TOTAL families %d passed %d  (missed/false: the single-run verdict checks of their runs, for information)' % (
+    len(rows), ok))
+sys.exit(0 if ok == len(rows) else 1)
+EOF
+  exit $?
+fi
 
 fault_args() {  # fault, then the shape's ranks: sg hd ew cr st h1 h2
   local f=$1 sg=$2 hd=$3 ew=$4 cr=$5 st=$6 h1=$7 h2=$8
