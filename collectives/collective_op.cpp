@@ -42,6 +42,7 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
     while (it < its.size() && its[it].start <= k.start[i]) ++it;
     op.iteration = int32_t(it) - 1;
     if (!k.nccl_bytes.empty()) op.bytes = k.nccl_bytes[i];
+    if (!k.nccl_comm.empty()) op.comm = k.nccl_comm[i];
     if (k.end[i] > k.start[i] && !compute.empty()) {
       const double share = ranks::covered(compute, k.start[i], k.end[i]) / ranks::diff_d(k.end[i], k.start[i]);
       op.overlap = uint8_t(std::lround(255.0 * std::clamp(share, 0.0, 1.0)));

@@ -286,24 +286,55 @@ std::map<uint64_t, Family> families_of(const std::vector<StreamSummary>& streams
   return families;
 }
 
-// Collective communicators: the lock-step clusters of each family.
+// One communicator of `members` (streams of the family `hash`).
+Communicator make_group(uint64_t hash, const std::vector<const StreamSummary*>& members) {
+  Communicator g;
+  std::vector<uint32_t> rate;
+  for (const StreamSummary* s : members) {
+    g.type = s->first_type;
+    g.members.push_back({s->rank, s->stream, s->ops});
+    rate.push_back(s->ops_per_iteration);
+  }
+  std::sort(rate.begin(), rate.end());
+  // Comparable communicators: same type sequence, rate and size.
+  g.family = mix(mix(hash, rate[rate.size() / 2]), g.members.size());
+  g.shape = mix(hash, g.members.size());
+  return g;
+}
+
+// Streams that carry NCCL's communicator id (its commHash, the same on every member: NCCL's
+// NVTX payload) are grouped by it exactly, across families (a capture that starts mid-step gives
+// members different leading types), when each member has one stream with the id; the rest stay
+// in their family for lock-step clustering.
+void take_identified(std::map<uint64_t, Family>& families, std::vector<Communicator>& comms) {
+  std::map<uint64_t, std::vector<const StreamSummary*>> by_id;
+  for (const auto& [hash, fam] : families)
+    for (const StreamSummary* s : fam.s)
+      if (s->comm_id) by_id[s->comm_id].push_back(s);
+  std::set<const StreamSummary*> taken;
+  for (auto& [id, members] : by_id) {
+    std::set<int32_t> ranks;
+    for (const StreamSummary* s : members) ranks.insert(s->rank);
+    if (ranks.size() != members.size() || members.size() < 2) continue;  // not one stream per member: infer
+    std::sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+    comms.push_back(make_group(members.front()->type_prefix_hash, members));
+    taken.insert(members.begin(), members.end());
+  }
+  if (taken.empty()) return;
+  for (auto& [hash, fam] : families) std::erase_if(fam.s, [&](const StreamSummary* s) { return taken.count(s) > 0; });
+}
+
+// Collective communicators: those NCCL names, then the lock-step clusters of each family.
 std::vector<Communicator> collective_groups(std::map<uint64_t, Family>& families, const CommunicatorOptions& opt) {
   std::vector<Communicator> comms;
+  take_identified(families, comms);
   for (auto& [hash, fam] : families) {
+    if (fam.s.empty()) continue;
     score_family(fam, opt);
     for (const auto& idx : cluster(fam, opt, SIZE_MAX)) {
-      Communicator g;
-      std::vector<uint32_t> rate;
-      for (size_t m : idx) {
-        g.type = fam.s[m]->first_type;
-        g.members.push_back({fam.s[m]->rank, fam.s[m]->stream, fam.s[m]->ops});
-        rate.push_back(fam.s[m]->ops_per_iteration);
-      }
-      std::sort(rate.begin(), rate.end());
-      // Comparable communicators: same type sequence, rate and size.
-      g.family = mix(mix(hash, rate[rate.size() / 2]), g.members.size());
-      g.shape = mix(hash, g.members.size());
-      comms.push_back(std::move(g));
+      std::vector<const StreamSummary*> members;
+      for (size_t m : idx) members.push_back(fam.s[m]);
+      comms.push_back(make_group(hash, members));
     }
   }
   for (auto& c : comms)

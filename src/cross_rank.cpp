@@ -37,7 +37,8 @@ void set_cross_rank(CrossRankInput& in, int rank) {
 template <>
 struct Wire<c::StreamSummary> {
   static void fields(auto& ar, auto& s) {
-    ar(s.rank, s.stream, s.ops, s.type_prefix_hash, s.ops_per_iteration, s.first_type, s.clock_domain, s.first_ends);
+    ar(s.rank, s.stream, s.ops, s.type_prefix_hash, s.ops_per_iteration, s.first_type, s.clock_domain, s.first_ends,
+       s.comm_id);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace straggler {
@@ -91,9 +92,11 @@ std::vector<c::CollectiveOp> decode_stream(const std::string& bytes, uint32_t n,
 std::vector<c::StreamSummary> summarize_streams(const std::vector<c::CollectiveOp>& ops) {
   std::map<int32_t, c::StreamSummary> by_stream;
   std::map<int32_t, std::map<int32_t, uint32_t>> per_iteration;  // stream -> iteration -> ops
+  std::set<int32_t> mixed;  // streams whose ops carry different communicator ids (or some none)
   for (const auto& op : ops) {
     auto& s = by_stream[op.stream];
-    if (s.ops == 0) s.stream = op.stream, s.first_type = op.type, s.type_prefix_hash = 1469598103934665603ull;
+    if (s.ops == 0) s.stream = op.stream, s.first_type = op.type, s.type_prefix_hash = 1469598103934665603ull, s.comm_id = op.comm;
+    if (op.comm != s.comm_id) mixed.insert(op.stream);
     if (s.ops < c::StreamSummary::kPrefix) s.type_prefix_hash = fnv(s.type_prefix_hash, uint64_t(op.type));
     if (s.first_ends.size() < c::StreamSummary::kFingerprint) s.first_ends.push_back(op.end);
     ++s.ops;
@@ -101,6 +104,7 @@ std::vector<c::StreamSummary> summarize_streams(const std::vector<c::CollectiveO
   }
   std::vector<c::StreamSummary> out;
   for (auto& [stream, s] : by_stream) {
+    if (mixed.count(stream)) s.comm_id = 0;
     std::vector<uint32_t> counts;
     for (auto [it, n] : per_iteration[stream]) counts.push_back(n);
     if (!counts.empty()) {

@@ -213,3 +213,29 @@ TEST(Communicators, PairsAndAllToAllAreNoPipeline) {
   a2a.push_back({{0, 1, 2, 3}, false, 40});
   EXPECT_FALSE(topology::infer_layout(a2a, {0, 1, 2, 3}));
 }
+
+// NCCL's communicator id (NVTX payload): streams with one id are one communicator, even where
+// their timing cannot part them (two groups ending together to the nanosecond), and whatever
+// their leading types; an id two streams of one rank carry is not trusted (inference decides).
+TEST(Communicators, NcclCommunicatorIdIsTheExactKey) {
+  World w(8, 8, 0);
+  for (int k = 0; k < 20; ++k) {
+    const int64_t t = int64_t(k) * 5'000'000;
+    w.op({0, 1, 2, 3}, 1, CollectiveType::AllReduce, t, 0);
+    w.op({4, 5, 6, 7}, 2, CollectiveType::AllReduce, t, 0);
+  }
+  for (auto& s : w.streams) s.first_ends.assign(s.first_ends.size(), 0), s.first_ends[0] = 1;  // indistinguishable
+  const auto blind = infer_communicators(w.streams, std::nullopt);
+  for (auto& s : w.streams) s.comm_id = s.rank < 4 ? 0xA11 : 0xB22;
+  w.streams[5].type_prefix_hash ^= 1;  // a capture that began mid-step: another family
+  const auto inf = infer_communicators(w.streams, std::nullopt);
+  EXPECT_EQ(groups_of(inf, false), (std::set<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}))
+      << "without ids: " << groups_of(blind, false).size() << " groups";
+  // Rank 0 with two streams of one id: that id is set aside.
+  auto extra = w.streams[0];
+  extra.stream += 1;
+  w.streams.push_back(extra);
+  const auto dup = infer_communicators(w.streams, std::nullopt);
+  for (const auto& c : dup.comms)
+    if (c.members.front().rank == 4) EXPECT_EQ(c.members.size(), 4u);
+}

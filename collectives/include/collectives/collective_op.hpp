@@ -27,6 +27,9 @@ struct CollectiveOp {
   // Message size of one rank's buffer from NCCL's NVTX payload (RankTimeline kernels' nccl_bytes),
   // -1 when the export has none.
   int64_t bytes = -1;
+  // NCCL's communicator id from the same payload (its commHash, equal on every member), 0 when
+  // unknown. Used where the op is read (communicator inference), not shipped in op records.
+  uint64_t comm = 0;
 };
 
 // Every NCCL kernel of the timeline, in start order per stream (seq = position on its stream).

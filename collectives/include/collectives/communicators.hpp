@@ -36,6 +36,9 @@ struct StreamSummary {
   CollectiveType first_type = CollectiveType::Unknown;
   uint64_t clock_domain = 0;         // equal on ranks that share a clock (one host); 0: unknown
   std::vector<int64_t> first_ends;   // end times (wall clock) of the first kFingerprint ops
+  // NCCL's communicator id (NVTX payload) when every op of the stream carries the same one, else 0:
+  // streams with one id are one communicator, exactly (infer_communicators).
+  uint64_t comm_id = 0;
   static constexpr size_t kPrefix = 16, kFingerprint = 64;
 };
 
