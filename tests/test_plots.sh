@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/plot_stragglers.py, plot_findings.py and plot_pipeline.py on a small simulated run with a straggler,
+# scripts/plot_stragglers.py, plot_findings.py, plot_pipeline.py and plot_scaling.py on a small simulated run with a straggler,
 # on a healthy run and on a single rank (no communicators): each writes the 4 PNG files,
 # non-empty, and prints their paths.
 # Usage: SS_BUILD=/path/to/build tests/test_plots.sh
@@ -69,8 +69,35 @@ with h5py.File(sys.argv[4]) as f:
     assert f["/pipeline/stages"].attrs["bottleneck_stage"] == 3, dict(f["/pipeline/stages"].attrs)
 EOF
 
+# plot_scaling.py: on one scan's rows (the single rank: no rows, a note) and on `straggler-scan
+# scaling` over two saved scans of different sizes.
+png_ok() { [[ -s "$1" && "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] || fail "$1 is not a PNG"; }
+for n in 8 16; do
+  "$SIM" "$TMP/dp$n-run" --layout 1x1x$n --hosts $((n / 8)) --iterations 4 --layers 1 --microbatches 1 --fabric-seed 3 --payloads \
+    >/dev/null 2>&1 || fail "straggler-sim dp$n"
+  "$SCAN" "$TMP/dp$n-run" -q -o "$TMP/dp$n.h5" || fail "scan dp$n"
+done
+"$SCAN" scaling "$TMP/dp8.h5" "$TMP/dp16.h5" -q -o "$TMP/scaling.h5" || fail "straggler-scan scaling"
+for h5 in scaling single straggler; do
+  "$PY" "$SRC/scripts/plot_scaling.py" "$TMP/$h5.h5" "$TMP/$h5-scaling" >"$TMP/$h5-scaling.log" 2>&1 ||
+    { cat "$TMP/$h5-scaling.log" >&2; fail "plot_scaling.py $h5"; }
+  png_ok "$TMP/$h5-scaling/scaling.png"
+  grep -qxF "$TMP/$h5-scaling/scaling.png" "$TMP/$h5-scaling.log" || fail "$h5: scaling.png not printed"
+done
+# 8 GPUs in one node, then 16 over two: the node boundary is the cliff.
+"$PY" - "$TMP/scaling.h5" <<'EOF' || fail "unexpected scaling rows"
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    g = f["/scaling/rows"]
+    cliff = {int(n): int(c) for n, c in zip(g["group_size"][()], g["cliff"][()])}
+    assert cliff == {8: 0, 16: 1}, cliff
+    assert [c.decode() for c in g["cause"][()]] == ["", "node_boundary"], g["cause"][()]
+EOF
+echo "ok: scaling"
+
 # Usage error without arguments.
 if "$PY" "$SRC/scripts/plot_stragglers.py" >/dev/null 2>&1; then fail "no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_findings.py" >/dev/null 2>&1; then fail "plot_findings.py: no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_pipeline.py" >/dev/null 2>&1; then fail "plot_pipeline.py: no usage error without arguments"; fi
+if "$PY" "$SRC/scripts/plot_scaling.py" >/dev/null 2>&1; then fail "plot_scaling.py: no usage error without arguments"; fi
 echo "PASS"
