@@ -44,9 +44,11 @@ NEW_ONLY = {"/ranks/source_format", "/inputs/format",
             "/collectives/ops/bytes", "/collectives/ops/busbw_gbps"}
 NEW_GROUPS = {"/layout",
               # issue 20: the pipeline analysis
-              "/pipeline", "/pipeline/windows", "/pipeline/stages", "/pipeline/flushes"}
-NEW_PREFIXES = ("/pipeline/",)  # every dataset under these is new (issue 20)
-NEW_SUMMARY_KEYS = {"pipeline"}  # contract keys an analysis now fills (null before)
+              "/pipeline", "/pipeline/windows", "/pipeline/stages", "/pipeline/flushes",
+              # issue 21: the scaling analysis
+              "/scaling", "/scaling/groups", "/scaling/rows"}
+NEW_PREFIXES = ("/pipeline/", "/scaling/")  # every dataset under these is new (issues 20, 21)
+NEW_SUMMARY_KEYS = {"pipeline", "scaling"}  # contract keys an analysis now fills (null or [] before)
 NEW_ATTRS = {  # group -> attributes only the new file has (issue 19)
     "/": {"format_version"},
     "/clock": {"matched_ops", "unaligned_ranks", "distrusted_edges", "not_corrected_because"},
@@ -152,7 +154,7 @@ def compare_json(old_path, new_path, diffs):
                     if x[k] != y[k]:
                         print(f"  note: exchange_bytes {x[k]} vs {y[k]} (wire encoding, not a result)")
                     continue
-                if where == "" and k in NEW_SUMMARY_KEYS and x.get(k) is None and y.get(k) is not None:
+                if where == "" and k in NEW_SUMMARY_KEYS and x.get(k) in (None, []) and y.get(k) not in (None, []):
                     continue  # filled by a newer analysis where the old binary wrote the contract's null
                 if k not in x or k not in y:
                     diffs.append(f"summary {where}.{k}: only in {'new' if k in y else 'old'}")
@@ -168,11 +170,11 @@ def compare_json(old_path, new_path, diffs):
 
 
 def without_new_sections(report):
-    """The report less the sections of analyses added since (issue 20: "pipeline:" and its
-    indented lines), so the rest can be compared with an older binary's."""
+    """The report less the sections of analyses added since (issue 20: "pipeline:", issue 21:
+    "collectives by size and span", and their indented lines), so the rest can be compared with an older binary's."""
     out, skip = [], False
     for line in report.split("\n"):
-        if line == "pipeline:":
+        if line == "pipeline:" or line.startswith("collectives by size and span"):
             skip = True
             if out and out[-1] == "":
                 out.pop()  # the blank line the section opens with

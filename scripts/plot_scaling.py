@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Scaling plots of a straggler-scan HDF5 file (/scaling/rows: docs/scaling.md).
+"""Scaling plots of a straggler-scan HDF5 file (/scaling/rows: docs/scaling-cliffs.md).
 
 Usage: scripts/plot_scaling.py OUT.h5 DIR
 

@@ -84,7 +84,7 @@ bool parse_report(int argc, char** argv, Options& out, bool silent) {
 bool parse_scaling(int argc, char** argv, Options& out, bool silent) {
   out.output = "straggler-scaling.h5";
   po::options_description visible(
-      "straggler-scan scaling: all-reduce scaling cliffs across runs at different scales (docs/scaling.md)\n\n"
+      "straggler-scan scaling: all-reduce scaling cliffs across runs at different scales (docs/scaling-cliffs.md)\n\n"
       "Usage: [mpirun -n P] straggler-scan scaling RUN_OR_SCAN... [-o OUT.h5] [--summary OUT.json]\n"
       "Each argument is a run directory (scanned here) or the HDF5 of an earlier scan (read, not re-scanned).\n\nOptions");
   std::string fabric, topo;
@@ -92,7 +92,7 @@ bool parse_scaling(int argc, char** argv, Options& out, bool silent) {
                                                     "HDF5 output file")(
       "summary", po::value(&out.summary), "also write the rows as JSON (summary key `scaling`)")(
       "fabric", po::value(&fabric), "FILE: link classes' latency and bus bandwidth (docs/fabric.md); default: fitted")(
-      "topology", po::value(&topo), "FILE: `HOSTNAME RACK POD` per line (docs/scaling.md)")(
+      "topology", po::value(&topo), "FILE: `HOSTNAME RACK POD` per line (docs/scaling-cliffs.md)")(
       "cliff-factor", po::value(&out.cliff_factor)->default_value(out.cliff_factor),
       "a cliff: time above this factor x the model's extrapolation from the smaller scales")(
       "quiet,q", po::bool_switch(&out.quiet), "print only errors")(

@@ -1,4 +1,4 @@
-// `straggler-scan scaling RUN_OR_SCAN...` (docs/scaling.md): the like-collective groups of runs at
+// `straggler-scan scaling RUN_OR_SCAN...` (docs/scaling-cliffs.md): the like-collective groups of runs at
 // different scales, each from the HDF5 of an earlier scan (/scaling/groups, read by process 0 and
 // broadcast) or from a scan of its run directory here (all processes, as the main command), then
 // the cliffs across them (collectives/scaling.hpp). Outputs: HDF5 /scaling/rows, summary key

@@ -1,4 +1,4 @@
-// `straggler-scan scaling RUN_OR_SCAN...`: scaling cliffs across runs (docs/scaling.md).
+// `straggler-scan scaling RUN_OR_SCAN...`: scaling cliffs across runs (docs/scaling-cliffs.md).
 #pragma once
 #include "driver.hpp"
 

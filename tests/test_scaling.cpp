@@ -1,4 +1,4 @@
-// Scaling cliffs (docs/scaling.md). Unit cases on the judge (collectives/scaling.hpp): the seed
+// Scaling cliffs (docs/scaling-cliffs.md). Unit cases on the judge (collectives/scaling.hpp): the seed
 // case, boundaries, latency-bound small messages, fits that do not fit. End to end on generated
 // pure data-parallel runs at 64-512 ranks on hosts of 8 GPUs (generator fabric seeded: its link
 // bandwidths and latencies vary; --conventions random on some runs): each run scanned to HDF5,

@@ -22,7 +22,7 @@ std::vector<AnalysisInfo> builtin_analyses() {
         {"virtual-stages", "model chunks per pipeline stage, interleaved 1F1B (default: inferred)", ""}}},
       {"scaling", "collective time and bus bandwidth by size and span, against the fabric model and their like", scaling,
        {{"fabric", "FILE: link classes' latency and bus bandwidth (docs/fabric.md)", ""},
-        {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling.md)", ""}}},
+        {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling-cliffs.md)", ""}}},
   };
 }
 

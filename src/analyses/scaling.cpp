@@ -1,4 +1,4 @@
-// Collective time and bus bandwidth by size and span (docs/scaling.md). Per run: the matched ops
+// Collective time and bus bandwidth by size and span (docs/scaling-cliffs.md). Per run: the matched ops
 // of every communicator (waiting excluded: collectives/replay.hpp) grouped by collective, message
 // size bucket (communicator family when sizes are unknown), group size and nodes spanned; each
 // group against the fabric model (--fabric) and its like. The groups are saved
@@ -196,7 +196,7 @@ const tables::Table<ScalingRow>& scaling_rows_table() {
   using R = ScalingRow;
   static const tables::Table<R> t{
       "/scaling/rows",
-      "time and bus bandwidth against the cost model, per series and group size; cliffs and their cause (docs/scaling.md)",
+      "time and bus bandwidth against the cost model, per series and group size; cliffs and their cause (docs/scaling-cliffs.md)",
       tables::Distribution::Replicated,
       {col("series", &R::series, "", "collective and message size bucket (floor power of two), or family"),
        col("collective", &R::collective), col("bytes", &R::bytes, "B", "-1: unknown"), col("group_size", &R::group_size),

@@ -1,4 +1,4 @@
-// The scaling analysis (docs/scaling.md): its tables, summary rows and report text, shared by the
+// The scaling analysis (docs/scaling-cliffs.md): its tables, summary rows and report text, shared by the
 // scan (one run: /scaling/groups and /scaling/rows) and `straggler-scan scaling` (several runs).
 #pragma once
 #include <memory>

@@ -1,4 +1,4 @@
-// All-reduce scaling cliffs (issue 21; docs/scaling.md): time and bus bandwidth of like collectives
+// All-reduce scaling cliffs (issue 21; docs/scaling-cliffs.md): time and bus bandwidth of like collectives
 // against group size, within one run and across runs at different scales, compared with a cost
 // model (topology/fabric.hpp: given by --fabric, or fitted to the smaller scales), with each cliff
 // attributed to a boundary crossed, a latency-bound regime or a slow link.
