@@ -317,6 +317,38 @@ TEST_F(ScalingRuns, RunDirectoriesAndBadInputs) {
   EXPECT_EQ(st, 2) << out;
   EXPECT_NE(out.find("/nonexistent: cannot read"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(work_dir() / "x.h5"));
+  out = testsh::sh(kScan + " " + (work_dir() / "flat64").string() + " --fabric /nonexistent -o " + (work_dir() / "x.h5").string(), &st);
+  EXPECT_EQ(st, 2) << out;
+  EXPECT_NE(out.find("/nonexistent: cannot read"), std::string::npos) << out;
+}
+
+// One scan with --fabric: its groups against the fabric's own figure (uncalibrated), with the
+// bound; the same summary again from the saved scan (`report`).
+TEST_F(ScalingRuns, OneScanAgainstTheFabric) {
+  make_run("pod-pay64", 64, kDp + " --payloads --fabric-seed 11");
+  const fs::path fab = work_dir() / "fabric.txt", h5 = work_dir() / "fab64.h5";
+  std::ofstream(fab) << "# 8 GPUs per node\ninter_busbw_gbps = 45\n";
+  int st = 0;
+  const std::string js = (work_dir() / "fab64.json").string(), again = (work_dir() / "fab64-again.json").string();
+  auto out = testsh::sh(kScan + " " + (work_dir() / "pod-pay64").string() + " --fabric " + fab.string() + " -o " + h5.string() +
+                            " --summary " + js, &st);
+  ASSERT_EQ(st, 0) << out;
+  EXPECT_NE(out.find("collectives by size and span"), std::string::npos) << out;
+  out = testsh::sh(kScan + " report " + h5.string() + " --summary " + again, &st);
+  ASSERT_EQ(st, 0) << out;
+  EXPECT_EQ(testsh::slurp(js), testsh::slurp(again));
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  ASSERT_EQ(p.load(js).get(doc), simdjson::SUCCESS);
+  auto rows = simdjson::dom::array(doc["scaling"]);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto r = rows.at(0);
+  EXPECT_EQ(int64_t(r["group_size"]), 64);
+  EXPECT_EQ(int64_t(r["nodes"]), 8);
+  EXPECT_FALSE(r["expected_ms"].is_null());
+  EXPECT_EQ(std::string_view(r["bound"]), "bandwidth");
+  EXPECT_FALSE(r["busbw_gbps"].is_null());  // sizes from the payloads
+  EXPECT_NEAR(double(r["expected_gbps"]), 45, 3);  // the fabric's inter-node class, latency aside
 }
 
 }  // namespace
