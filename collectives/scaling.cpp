@@ -165,15 +165,27 @@ ScalingRow base_row(const Point& q) {
   return r;
 }
 
-// The bound of each point from a fit over the series' points that are not cliffs.
+// The bound of each point: the fabric's terms, else a fit over the points of its regime (from the
+// last cliff at or before it to the next one: one link class) that are not cliffs but its start;
+// for a cliff, the regime it left.
+// One run's groups are each their own link class: no fit there.
 std::string bound_of(const ScalingOptions& o, const std::vector<Point>& pts, const std::vector<ScalingRow>& rows, size_t k) {
   topology::Bound b{};
   if (!std::isnan(fabric_ms(o, pts[k], pts[k].span.nodes, pts[k].span.pods, &b)))
     return b == topology::Bound::Latency ? "latency" : "bandwidth";
+  if (o.within_run) return "";
+  // A cliff is judged by the regime it left: is its time what that regime's latency term reaches?
+  size_t from = 0, to = pts.size();
+  const size_t last = rows[k].cliff ? k : k + 1;
+  for (size_t i = 0; i < last; ++i)
+    if (rows[i].cliff) from = i;
+  if (rows[k].cliff) to = k;
+  for (size_t i = k + 1; i < pts.size() && to == pts.size(); ++i)
+    if (rows[i].cliff) to = i;
   std::vector<double> xs, ts;
   std::set<double> distinct;
-  for (size_t i = 0; i < pts.size(); ++i)
-    if (!rows[i].cliff) xs.push_back(pts[i].x), ts.push_back(pts[i].p->group.time_ms), distinct.insert(pts[i].x);
+  for (size_t i = from; i < to; ++i)
+    if (i == from || !rows[i].cliff) xs.push_back(pts[i].x), ts.push_back(pts[i].p->group.time_ms), distinct.insert(pts[i].x);
   if (distinct.size() < 2) return "";
   const Fit f = fit_line(xs, ts);
   return 2 * f.a * pts[k].x >= pts[k].p->group.time_ms ? "latency" : "bandwidth";
