@@ -23,6 +23,13 @@ std::vector<AnalysisInfo> builtin_analyses() {
       {"scaling", "collective time and bus bandwidth by size and span, against the fabric model and their like", scaling,
        {{"fabric", "FILE: link classes' latency and bus bandwidth (docs/fabric.md)", ""},
         {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling-cliffs.md)", ""}}},
+      {"mfu", "model FLOPs utilisation per iteration and between change points (docs/mfu.md)", mfu,
+       {{"gpu", "NAME: the GPU model when the export names none, or to override (docs/mfu.md lists them)", ""},
+        {"peak-tflops", "one GPU's dense peak, overriding the table", ""},
+        {"precision", "bf16 (default), fp16 or fp8: which peak", ""},
+        {"model-flops-per-step", "the whole job's model FLOPs per step (for MFU)", ""},
+        {"tokens-per-step", "tokens per step (with --params: 6 N T FLOPs per step)", ""},
+        {"params", "model parameters N (with --tokens-per-step)", ""}}},
   };
 }
 

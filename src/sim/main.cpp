@@ -89,6 +89,9 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("fabric-seed", po::value<uint64_t>(), "scaling fabric: ring cost over intra-node, inter-node and cross-pod links, "
                                              "parameters drawn from this seed (SPEC.md, Fabric)")
       ("nodes-per-pod", po::value(&o.nodes_per_pod)->default_value(0), "scaling fabric: hosts per pod (0: one pod)")
+      ("gpu-name", po::value(&o.gpu_name), "GPU name in TARGET_INFO_GPU (schema 3.0), e.g. \"NVIDIA H100 80GB HBM3\"")
+      ("model-flops-per-step", po::value(&o.model_flops_per_step)->default_value(0.0),
+       "the model's FLOPs per step, for truth.json mfu (per-iteration job step times)")
       ("conventions", po::value(&conventions)->default_value(conventions), "fixed or random")
       ("conventions-seed", po::value(&conventions_seed), "seed of the random conventions (default: --seed)")
       ("fault", po::value(&faults)->composing(), "fault spec (repeatable)")

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ddl.hpp"
+#include "gpu_info.hpp"
 #include "payloads.hpp"
 #include "rng.hpp"
 #include "sqlite_insert.hpp"
@@ -248,6 +249,11 @@ void write_strings(sqlite3* db, const Ctx& c, int64_t& rows) {
 void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, int64_t& rows) {
   write_export_meta(db, c, f, rows);
   write_target_info(db, c, f, stop, rows);
+  if (!c.sim.opt.gpu_name.empty() && c.sim.opt.schema30) {
+    std::vector<int> devices;
+    for (int r : f.ranks) devices.push_back(c.cv.device[r]);
+    write_gpu_info(db, devices, c.sim.opt.gpu_name, rows);
+  }
   write_strings(db, c, rows);
 }
 

@@ -83,6 +83,10 @@ struct Options {
   // original two-class model (byte-identical runs).
   std::optional<uint64_t> fabric_seed;
   int nodes_per_pod = 0;  // 0: one pod
+  // MFU (issue 22): the driver's GPU name written to TARGET_INFO_GPU (schema 3.0: the 2026.2
+  // exports have no such table), and the model's FLOPs per step, for truth.json "mfu".
+  std::string gpu_name;
+  double model_flops_per_step = 0;
   std::vector<Fault> faults;
   int64_t target_kernels = 0;  // >0: overrides iterations
   int threads = 0;             // writer threads; 0 = hardware concurrency (output does not depend on it)

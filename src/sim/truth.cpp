@@ -245,6 +245,26 @@ std::string scaling_json(const Simulation& sim) {
   return j + "]}";
 }
 
+// MFU runs (--model-flops-per-step): the job's step per iteration as the generator ran it, the
+// median over ranks of the time from an iteration's start on the host to the next one's (the last:
+// to its end), with the GPU name and the FLOPs; the planted MFU follows with any peak.
+std::string mfu_json(const Simulation& sim) {
+  const Options& o = sim.opt;
+  std::string j = fmt::format(R"({{"gpu": "{}", "model_flops_per_step": {:.6g}, "gpus": {}, "iterations": [)", o.gpu_name,
+                              o.model_flops_per_step, sim.world);
+  size_t n = SIZE_MAX;
+  for (const auto& r : sim.ranks) n = std::min(n, r.iter_cpu.size());
+  for (size_t i = 0; i < n && n != SIZE_MAX; ++i) {
+    std::vector<double> steps;
+    for (const auto& r : sim.ranks)
+      steps.push_back(double((i + 1 < r.iter_cpu.size() ? r.iter_cpu[i + 1].first : r.iter_cpu[i].second) - r.iter_cpu[i].first) / 1e6);
+    std::sort(steps.begin(), steps.end());
+    const double med = steps.size() % 2 ? steps[steps.size() / 2] : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+    j += fmt::format(R"({}{{"iteration": {}, "step_ms": {:.6f}}})", i ? ", " : "", i, med);
+  }
+  return j + "]}";
+}
+
 // The planted faults and what an analyser must find.
 std::string expected_json(const Simulation& sim) {
   const Options& o = sim.opt;
@@ -295,6 +315,7 @@ std::string expected_json(const Simulation& sim) {
   if (!first) out("]");
   if (o.layout.pp > 1) out(",\n  \"pipeline\": {}", pipeline_json(sim));
   if (o.fabric_seed || o.nodes_per_pod > 0) out(",\n  \"scaling\": {}", scaling_json(sim));
+  if (o.model_flops_per_step > 0) out(",\n  \"mfu\": {}", mfu_json(sim));
   out("}},\n{}}}\n", findings_json(sim));
   return j;
 }
