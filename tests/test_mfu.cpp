@@ -163,3 +163,21 @@ TEST(MfuRuns, ChangePointBeforeAndAfter) {
   EXPECT_EQ(int64_t(phases.at(1)["from_iteration"]), 8) << r.report;
   EXPECT_LT(after, 0.85 * before);
 }
+
+// Real exports: the GPU name from TARGET_INFO_GPU (nsys 2024.6, an H200), and a GPU the table does
+// not list (nsys 2026.1, an RTX 3080): named, no peak, no MFU, and the report says why.
+TEST(MfuRuns, RealExportsNameTheirGpu) {
+  const fs::path h200 = fs::path(SS_SHARED_DIR) / "data/real/nvfuser_report1_1gpu.sqlite",
+                 rtx = fs::path(SS_SHARED_DIR) / "data/real/nsysai_mock_1gpu.sqlite";
+  if (!fs::exists(h200) || !fs::exists(rtx)) GTEST_SKIP() << "real profiles absent (../shared/data/real)";
+  const fs::path d = dir_of("real");
+  fs::create_directories(d);
+  int st = 0;
+  auto out = testsh::sh(kScan + " " + h200.string() + " -o " + (d / "a.h5").string() + " --model-flops-per-step 1e12", &st);
+  ASSERT_EQ(st, 0) << out;
+  EXPECT_NE(out.find("GPU: NVIDIA H200 (from the export), bf16 dense peak 989.5 TFLOPS; 1 GPU\n"), std::string::npos) << out;
+  out = testsh::sh(kScan + " " + rtx.string() + " -o " + (d / "b.h5").string() + " --model-flops-per-step 1e12", &st);
+  ASSERT_EQ(st, 0) << out;
+  EXPECT_NE(out.find("not computed: no bf16 peak known for NVIDIA GeForce RTX 3080 (give --peak-tflops)"), std::string::npos) << out;
+  fs::remove_all(d);
+}

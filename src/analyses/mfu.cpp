@@ -225,9 +225,10 @@ std::vector<std::pair<std::string, std::string>> Mfu::summary(const RunResults&,
 ReportSection Mfu::report(const RunResults&, const RunSummaryInput&) const {
   std::string s = "\nMFU (model FLOPs utilisation):\n";
   if (!gpu_.empty() || peak_ > 0)
-    s += fmt::format("  GPU: {} ({}){}; {} GPUs\n", gpu_.empty() ? "-" : common::printable(gpu_),
+    s += fmt::format("  GPU: {} ({}){}; {} GPU{}\n", gpu_.empty() ? "-" : common::printable(gpu_),
                      gpu_source_ == "export" ? "from the export" : gpu_source_,
-                     peak_ > 0 ? fmt::format(", {} dense peak {:g} TFLOPS", precision_name_, peak_) : "", gpus_);
+                     peak_ > 0 ? fmt::format(", {} dense peak {:g} TFLOPS", precision_name_, peak_) : "", gpus_,
+                     gpus_ == 1 ? "" : "s");
   if (!why_not_.empty()) return {ReportPart::Measurements, s + "  not computed: " + why_not_ + "\n"};
   s += fmt::format("  model FLOPs per step: {:.3g} ({})\n", flops_, flops_source_);
   s += fmt::format("  MFU {:.1f}% over iterations {}-{}\n", 100 * result_.mfu, result_.iterations.front().iteration,
