@@ -50,7 +50,7 @@ NEW_GROUPS = {"/layout",
               # issue 22: MFU
               "/mfu", "/mfu/iterations", "/mfu/phases"}
 NEW_PREFIXES = ("/pipeline/", "/scaling/", "/mfu/")  # every dataset under these is new (issues 20-22)
-NEW_SUMMARY_KEYS = {"pipeline", "scaling"}  # contract keys an analysis now fills (null or [] before)
+NEW_SUMMARY_KEYS = {"pipeline", "scaling", "mfu"}  # contract keys an analysis now fills (null or [] before)
 NEW_ATTRS = {  # group -> attributes only the new file has (issue 19)
     "/": {"format_version"},
     "/clock": {"matched_ops", "unaligned_ranks", "distrusted_edges", "not_corrected_because"},
@@ -160,6 +160,8 @@ def compare_json(old_path, new_path, diffs):
                     continue
                 if where == "" and k in NEW_SUMMARY_KEYS and x.get(k) in (None, []) and y.get(k) not in (None, []):
                     continue  # filled by a newer analysis where the old binary wrote the contract's null
+                if where == "" and k in NEW_SUMMARY_KEYS and k not in x:
+                    continue  # a key the old binary did not write at all (issue 22: mfu)
                 if k not in x or k not in y:
                     diffs.append(f"summary {where}.{k}: only in {'new' if k in y else 'old'}")
                 else:

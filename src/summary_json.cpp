@@ -42,7 +42,7 @@ void header(JsonWriter& j, const RunSummaryInput& in) {
 const std::pair<const char*, const char*> kContractKeys[] = {
     {"layout", "null"},   {"step_ms", "null"}, {"stragglers", "[]"},    {"slow_links", "[]"},
     {"desync", "[]"},     {"capture_ended", "[]"}, {"clock", "null"},   {"pipeline", "null"},
-    {"scaling", "[]"},    {"change_points", "[]"}, {"what_if", "null"},
+    {"scaling", "[]"},    {"change_points", "[]"}, {"what_if", "null"}, {"mfu", "null"},
 };
 const char* const kAdditions[] = {"hosts",          "files",          "straggler_evidence", "communicators",
                                   "matched_collectives", "exchange_bytes", "collective_wait_ms",
