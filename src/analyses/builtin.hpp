@@ -14,6 +14,7 @@ std::unique_ptr<Analysis> verdict();       // /stragglers, /slow_links, /iterati
 std::unique_ptr<Analysis> desync();        // /desync, /capture_ended
 std::unique_ptr<Analysis> findings();      // /findings
 std::unique_ptr<Analysis> pipeline(const Options& spec);  // /pipeline: bubble against the schedule's promise
+std::unique_ptr<Analysis> walls();         // /walls: which wall the step hits
 std::unique_ptr<Analysis> mfu(const Options& spec);       // /mfu: model FLOPs utilisation per iteration and phase
 std::unique_ptr<Analysis> scaling(const Options& spec);   // /scaling: collectives by size and span against the fabric model
 

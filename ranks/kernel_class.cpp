@@ -1,0 +1,113 @@
+#include "ranks/kernel_class.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ranks {
+namespace {
+
+// First match wins (lower-case substrings). Sources: cuBLAS/CUTLASS kernel naming (sm80_xmma_gemm,
+// nvjet, cutlass), FlashAttention and PyTorch's ATen kernel names, Triton's inductor prefixes
+// (triton_mm/tem: templates, triton_red/per: reductions, triton_poi: pointwise).
+const std::array<std::pair<KernelClass, std::vector<std::string_view>>, 6> kRules = {{
+    {KernelClass::Attention, {"flash", "fmha", "attention", "attn", "sdpa", "xformers"}},
+    {KernelClass::Gemm, {"gemm", "xmma", "cutlass", "cublas", "nvjet", "matmul", "wgmma", "hmma", "s16816", "s1688",
+                         "s884", "triton_mm", "triton_tem", "conv"}},
+    {KernelClass::Norm, {"layer_norm", "layernorm", "rms_norm", "rmsnorm", "batch_norm", "batchnorm", "group_norm",
+                         "groupnorm", "instance_norm"}},
+    {KernelClass::Reduction, {"softmax", "reduce", "cross_entropy", "nll_loss", "triton_red", "triton_per", "argmax", "topk"}},
+    {KernelClass::Copy, {"copy", "catarray", "concat", "memcpy", "memset", "transpose", "gather", "scatter", "index", "fill"}},
+    {KernelClass::Elementwise, {"elementwise", "pointwise", "triton_poi", "vectorized", "unrolled", "multi_tensor_apply",
+                                "gelu", "silu", "relu", "dropout", "adam"}},
+}};
+
+}  // namespace
+
+const char* kernel_class_name(KernelClass c) {
+  static const char* const n[] = {"gemm", "attention", "elementwise", "norm", "reduction", "copy", "communication", "other"};
+  return n[int(c)];
+}
+const char* wall_name(Wall w) {
+  static const char* const n[] = {"compute", "memory", "other", "communication", "copy", "idle"};
+  return n[int(w)];
+}
+
+KernelClass classify_kernel(std::string_view short_name) {
+  std::string s(short_name.substr(0, 512));
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  for (const auto& [cls, words] : kRules)
+    for (auto w : words)
+      if (s.find(w) != std::string::npos) return cls;
+  return KernelClass::Other;
+}
+
+Wall wall_of(KernelClass c) {
+  switch (c) {
+    case KernelClass::Gemm:
+    case KernelClass::Attention: return Wall::Compute;
+    case KernelClass::Elementwise:
+    case KernelClass::Norm:
+    case KernelClass::Reduction:
+    case KernelClass::Copy: return Wall::Memory;
+    case KernelClass::Communication: return Wall::Communication;
+    default: return Wall::Other;
+  }
+}
+
+WallTimes wall_times(const RankTimeline& tl, int64_t from, int64_t to) {
+  WallTimes w;
+  if (to <= from) return w;
+  w.window_ns = to - from;
+  // Boundaries of each wall's intervals, clipped to the window: +1 at a start, -1 at an end.
+  std::vector<std::pair<int64_t, int>> edges;  // (time, wall * 2 + (0 start, 1 end))
+  auto add = [&](int64_t s, int64_t e, Wall wall) {
+    s = std::max(s, from), e = std::min(e, to);
+    if (e <= s) return;
+    edges.push_back({s, int(wall) * 2}), edges.push_back({e, int(wall) * 2 + 1});
+  };
+  const auto& k = tl.kernels;
+  std::vector<KernelClass> by_name;  // classes per name id, computed once
+  for (size_t i = 0; i < k.size(); ++i) {
+    KernelClass c = KernelClass::Communication;
+    if (k.is_nccl.empty() || !k.is_nccl[i]) {
+      const uint32_t n = k.name[i];
+      if (n >= tl.names.size()) {
+        c = KernelClass::Other;  // no name: no class
+      } else {
+        if (by_name.empty()) by_name.assign(tl.names.size(), KernelClass(255));
+        if (by_name[n] == KernelClass(255)) by_name[n] = classify_kernel(tl.names.str(n));
+        c = by_name[n];
+      }
+    }
+    const int64_t s = std::max(k.start[i], from), e = std::min(k.end[i], to);
+    if (e > s) w.class_ns[int(c)] += double(e - s);
+    add(k.start[i], k.end[i], wall_of(c));
+  }
+  for (size_t i = 0; i < tl.copies.size(); ++i) {
+    const int64_t s = std::max(tl.copies.start[i], from), e = std::min(tl.copies.end[i], to);
+    if (e > s) w.copy_ns += double(e - s);
+    add(tl.copies.start[i], tl.copies.end[i], Wall::Copy);
+  }
+  std::sort(edges.begin(), edges.end());
+  int active[kWalls] = {};
+  int64_t t = from;
+  for (const auto& [at, code] : edges) {
+    Wall top = Wall::Idle;
+    for (int x = 0; x < kWalls - 1; ++x)
+      if (active[x] > 0) {
+        top = Wall(x);
+        break;
+      }
+    w.wall_ns[int(top)] += double(at - t);
+    t = at;
+    active[code / 2] += code % 2 ? -1 : 1;
+  }
+  w.wall_ns[int(Wall::Idle)] += double(to - t);
+  return w;
+}
+
+}  // namespace ranks
