@@ -58,17 +58,52 @@ Wall wall_of(KernelClass c) {
   }
 }
 
+namespace {
+
+using Spans = std::vector<std::pair<int64_t, int64_t>>;  // disjoint, sorted
+
+// Appends [s, e) to a union built from intervals in start order (linear: rows are sorted by start).
+void extend(Spans& u, int64_t s, int64_t e) {
+  if (e <= s) return;
+  if (!u.empty() && s <= u.back().second) u.back().second = std::max(u.back().second, e);
+  else u.push_back({s, e});
+}
+
+int64_t length(const Spans& u) {
+  int64_t n = 0;
+  for (const auto& [s, e] : u) n += e - s;
+  return n;
+}
+
+// |a intersect b| and a union b, both linear in the two sorted lists.
+int64_t overlap(const Spans& a, const Spans& b) {
+  int64_t n = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    n += std::max<int64_t>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
+    a[i].second < b[j].second ? ++i : ++j;
+  }
+  return n;
+}
+Spans merged(const Spans& a, const Spans& b) {
+  Spans out;
+  out.reserve(a.size() + b.size());
+  for (size_t i = 0, j = 0; i < a.size() || j < b.size();) {
+    const bool take_a = j == b.size() || (i < a.size() && a[i].first <= b[j].first);
+    const auto& x = take_a ? a[i++] : b[j++];
+    extend(out, x.first, x.second);
+  }
+  return out;
+}
+
+}  // namespace
+
 WallTimes wall_times(const RankTimeline& tl, int64_t from, int64_t to) {
   WallTimes w;
   if (to <= from) return w;
   w.window_ns = to - from;
-  // Boundaries of each wall's intervals, clipped to the window: +1 at a start, -1 at an end.
-  std::vector<std::pair<int64_t, int>> edges;  // (time, wall * 2 + (0 start, 1 end))
-  auto add = [&](int64_t s, int64_t e, Wall wall) {
-    s = std::max(s, from), e = std::min(e, to);
-    if (e <= s) return;
-    edges.push_back({s, int(wall) * 2}), edges.push_back({e, int(wall) * 2 + 1});
-  };
+  // Each wall's busy time as a union of intervals (kernels and copies are sorted by start), then
+  // each wall's share that no wall before it in priority order covers.
+  Spans busy[kWalls];
   const auto& k = tl.kernels;
   std::vector<KernelClass> by_name;  // classes per name id, computed once
   for (size_t i = 0; i < k.size(); ++i) {
@@ -84,29 +119,22 @@ WallTimes wall_times(const RankTimeline& tl, int64_t from, int64_t to) {
       }
     }
     const int64_t s = std::max(k.start[i], from), e = std::min(k.end[i], to);
-    if (e > s) w.class_ns[int(c)] += double(e - s);
-    add(k.start[i], k.end[i], wall_of(c));
+    if (e <= s) continue;
+    w.class_ns[int(c)] += double(e - s);
+    extend(busy[int(wall_of(c))], s, e);
   }
   for (size_t i = 0; i < tl.copies.size(); ++i) {
     const int64_t s = std::max(tl.copies.start[i], from), e = std::min(tl.copies.end[i], to);
-    if (e > s) w.copy_ns += double(e - s);
-    add(tl.copies.start[i], tl.copies.end[i], Wall::Copy);
+    if (e <= s) continue;
+    w.copy_ns += double(e - s);
+    extend(busy[int(Wall::Copy)], s, e);
   }
-  std::sort(edges.begin(), edges.end());
-  int active[kWalls] = {};
-  int64_t t = from;
-  for (const auto& [at, code] : edges) {
-    Wall top = Wall::Idle;
-    for (int x = 0; x < kWalls - 1; ++x)
-      if (active[x] > 0) {
-        top = Wall(x);
-        break;
-      }
-    w.wall_ns[int(top)] += double(at - t);
-    t = at;
-    active[code / 2] += code % 2 ? -1 : 1;
+  Spans cover;
+  for (int x = 0; x < kWalls - 1; ++x) {
+    w.wall_ns[x] = double(length(busy[x]) - overlap(busy[x], cover));
+    cover = merged(cover, busy[x]);
   }
-  w.wall_ns[int(Wall::Idle)] += double(to - t);
+  w.wall_ns[int(Wall::Idle)] = double(w.window_ns - length(cover));
   return w;
 }
 
