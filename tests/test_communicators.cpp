@@ -236,6 +236,9 @@ TEST(Communicators, NcclCommunicatorIdIsTheExactKey) {
   extra.stream += 1;
   w.streams.push_back(extra);
   const auto dup = infer_communicators(w.streams, std::nullopt);
-  for (const auto& c : dup.comms)
-    if (c.members.front().rank == 4) EXPECT_EQ(c.members.size(), 4u);
+  for (const auto& c : dup.comms) {
+    if (c.members.front().rank == 4) {
+      EXPECT_EQ(c.members.size(), 4u);
+    }
+  }
 }
