@@ -197,6 +197,10 @@ void Mfu::finish(Transport& t, const RunResults& run) {
 }
 
 void Mfu::load(const std::string& h5) {
+  if (!h5read::exists(h5, "/mfu")) {  // a scan from before this analysis: nothing was computed
+    why_not_ = "a scan from before MFU was measured";
+    return;
+  }
   result_.iterations = tables::read_rows(h5, iterations_table());
   result_.phases = tables::read_rows(h5, phases_table());
   const std::string p = "/mfu/iterations";

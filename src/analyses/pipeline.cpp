@@ -182,6 +182,7 @@ std::vector<tables::Attribute> Pipeline::attributes() const {
 }
 
 void Pipeline::load(const std::string& h5) {
+  if (!h5read::exists(h5, "/pipeline")) return;  // a scan from before this analysis: not measured
   windows_ = tables::read_rows(h5, windows_table());
   result_.stages = tables::read_rows(h5, stages_table());
   result_.rows = tables::read_rows(h5, flushes_table());

@@ -21,6 +21,7 @@
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
+#include "h5_read.hpp"
 #include "json_writer.hpp"
 #include "table_read.hpp"
 
@@ -155,6 +156,7 @@ class Scaling : public Analysis {
     return {ReportPart::Measurements, scaling_report(rows_, false, opt_.cliff_factor)};
   }
   void load(const std::string& h5) override {
+    if (!h5read::exists(h5, "/scaling")) return;  // a scan from before this analysis: it found nothing
     groups_ = tables::read_rows(h5, scaling_groups_table());
     rows_ = tables::read_rows(h5, scaling_rows_table());
   }

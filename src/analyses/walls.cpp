@@ -9,6 +9,7 @@
 
 #include "analyses/builtin.hpp"
 #include "exchange.hpp"
+#include "h5_read.hpp"
 #include "json_writer.hpp"
 #include "ranks/kernel_class.hpp"
 #include "table_read.hpp"
@@ -103,7 +104,9 @@ class Walls : public PerRankAnalysis<WallRow> {
     if (elsewhere) s += fmt::format("  {} rank{} hit another wall (/walls)\n", elsewhere, elsewhere == 1 ? "" : "s");
     return {ReportPart::Measurements, s};
   }
-  void load(const std::string& h5) override { set_rows(tables::read_rows(h5, walls_table())); }
+  void load(const std::string& h5) override {
+    if (h5read::exists(h5, "/walls")) set_rows(tables::read_rows(h5, walls_table()));  // absent: a scan from before it
+  }
 
  protected:
   std::vector<WallRow> measure(const RankInput& in) override {
