@@ -290,8 +290,8 @@ std::map<uint64_t, Family> families_of(const std::vector<StreamSummary>& streams
 Communicator make_group(uint64_t hash, const std::vector<const StreamSummary*>& members) {
   Communicator g;
   std::vector<uint32_t> rate;
+  g.type = members.front()->first_type;
   for (const StreamSummary* s : members) {
-    g.type = s->first_type;
     g.members.push_back({s->rank, s->stream, s->ops});
     rate.push_back(s->ops_per_iteration);
   }
@@ -303,9 +303,10 @@ Communicator make_group(uint64_t hash, const std::vector<const StreamSummary*>& 
 }
 
 // Streams that carry NCCL's communicator id (its commHash, the same on every member: NCCL's
-// NVTX payload) are grouped by it exactly, across families (a capture that starts mid-step gives
-// members different leading types), when each member has one stream with the id; the rest stay
-// in their family for lock-step clustering.
+// NVTX payload) are grouped by it exactly when each member has one stream with the id and all
+// share their leading types (the replay pairs members' ops by position: a member whose capture
+// began an op later would pair the wrong ops); the rest stay in their family for lock-step
+// clustering.
 void take_identified(std::map<uint64_t, Family>& families, std::vector<Communicator>& comms) {
   std::map<uint64_t, std::vector<const StreamSummary*>> by_id;
   for (const auto& [hash, fam] : families)
@@ -314,8 +315,9 @@ void take_identified(std::map<uint64_t, Family>& families, std::vector<Communica
   std::set<const StreamSummary*> taken;
   for (auto& [id, members] : by_id) {
     std::set<int32_t> ranks;
-    for (const StreamSummary* s : members) ranks.insert(s->rank);
-    if (ranks.size() != members.size() || members.size() < 2) continue;  // not one stream per member: infer
+    std::set<uint64_t> leading;
+    for (const StreamSummary* s : members) ranks.insert(s->rank), leading.insert(s->type_prefix_hash);
+    if (ranks.size() != members.size() || members.size() < 2 || leading.size() != 1) continue;  // infer
     std::sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
     comms.push_back(make_group(members.front()->type_prefix_hash, members));
     taken.insert(members.begin(), members.end());

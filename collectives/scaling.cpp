@@ -19,7 +19,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // the latency term of the cost model grows with them.
 double ring_steps(const std::string& coll, int n) {
   if (coll == "SendRecv") return 1;
-  return coll == "AllReduce" ? 2.0 * (n - 1) : double(std::max(n - 1, 1));
+  return std::max(1.0, coll == "AllReduce" ? 2.0 * (n - 1) : double(n - 1));
 }
 
 std::string size_words(int64_t b) {
@@ -29,12 +29,15 @@ std::string size_words(int64_t b) {
   return fmt::format("{} B", b);
 }
 
+// The family is part of the key: a TP and a DP all-reduce of one size and group size run on
+// different links.
 std::string series_of(const ScalingGroup& g) {
-  if (g.bytes < 0) return g.collective + " " + g.family;
-  return g.collective + " " + size_words(int64_t(1) << size_bucket(g.bytes));
+  if (g.bytes <= 0) return g.collective + " " + g.family;
+  return g.collective + " " + size_words(int64_t(1) << size_bucket(g.bytes)) + " " + g.family;
 }
 
 double bus_bytes(const ScalingGroup& g) {
+  if (g.bytes <= 0) return kNaN;
   const int64_t s = operation_bytes(collective_of_name(g.collective), g.bytes, g.group_size);
   return s < 0 ? kNaN : double(s) * bus_factor(collective_of_name(g.collective), g.group_size);
 }
@@ -66,12 +69,15 @@ struct Point {
 // The model's time (ms) at a point with `nodes` and `pods` (the fabric's cost; NaN without one or
 // without a size).
 double fabric_ms(const ScalingOptions& o, const Point& q, int nodes, int pods, topology::Bound* bound = nullptr) {
-  if (!o.fabric || !(q.bus >= 0)) return kNaN;
+  if (!o.fabric || !(q.bus >= 0) || nodes < 1) return kNaN;
   const auto c = topology::collective_cost(*o.fabric, q.p->group.collective, topology::CostAlgo::Ring, q.bus,
                                            q.p->group.group_size, nodes, std::max(pods, 1));
   if (bound) *bound = c.bound;
   return c.time_us / 1e3;
 }
+
+// The larger misfit; NaN (a zero model or time) counts as no fit.
+double worse(double worst, double d) { return d <= worst ? worst : std::isnan(d) ? HUGE_VAL : d; }
 
 struct Judged {
   double expected = kNaN;
@@ -94,17 +100,20 @@ Judged extrapolate(const ScalingOptions& o, const std::vector<Point>& pts, const
     std::vector<double> r;
     for (size_t i : F) r.push_back(pts[i].p->group.time_ms / fabric_ms(o, pts[i], pts[i].span.nodes, pts[i].span.pods));
     const double calib = common::median(r);
-    for (double v : r) worst = std::max(worst, std::abs(v / calib - 1));
+    for (double v : r) worst = worse(worst, std::abs(v / calib - 1));
     topology::Bound b{};
     j.expected = calib * fabric_ms(o, q, maxN == 1 ? 1 : q.span.nodes, std::min(q.span.pods, std::max(maxP, 1)), &b);
     j.latency = b == topology::Bound::Latency;
-  } else if (F.size() == 1) {
-    // One smaller scale: at most the growth of a wholly latency-bound ring (time ~ steps).
-    j.expected = ts[0] * std::max(1.0, q.x / xs[0]);
+  } else if (std::set<double>(xs.begin(), xs.end()).size() == 1) {
+    // One smaller scale (maybe several runs of it): at most the growth of a wholly latency-bound
+    // ring (time ~ steps).
+    const double t0 = common::median(ts);
+    for (double t : ts) worst = worse(worst, std::abs(t / t0 - 1));
+    j.expected = t0 * std::max(1.0, q.x / xs[0]);
     j.latency = false;
   } else {
     const Fit f = fit_line(xs, ts);
-    for (size_t i = 0; i < xs.size(); ++i) worst = std::max(worst, std::abs(ts[i] / f.at(xs[i]) - 1));
+    for (size_t i = 0; i < xs.size(); ++i) worst = worse(worst, std::abs(ts[i] / f.at(xs[i]) - 1));
     j.expected = f.at(q.x);
     // Latency-bound where the smaller scales already were: the step term passed the rest at the
     // largest of them (extrapolated, a steep fit would call any series latency-bound).
@@ -136,7 +145,7 @@ void attribute(const ScalingOptions& o, const std::vector<Point>& pts, const std
     row.cause = "pod_boundary", row.boundary = fmt::format("{} pods (the smaller scales: one)", q.span.pods);
   } else if (maxR == 1 && q.span.racks > 1) {
     row.cause = "rack_boundary", row.boundary = fmt::format("{} racks (the smaller scales: one)", q.span.racks);
-  } else if (!F.empty() && maxN == 1 && q.span.nodes > 1) {
+  } else if (!F.empty() && maxN == 1 && q.span.nodes > 1) {  // nodes -1 (unknown) never crosses
     row.cause = "node_boundary", row.boundary = fmt::format("{} nodes (the smaller scales: one)", q.span.nodes);
   } else if (latency) {
     row.cause = "latency_bound";
@@ -242,7 +251,8 @@ std::vector<ScalingRow> scaling_rows(const std::vector<ScalingPoint>& points, co
   std::map<std::string, std::vector<Point>> series;
   std::vector<std::string> order;
   for (const auto& p : points) {
-    Point q{&p, topology::host_span(p.group.hosts, opt.places, opt.fabric), ring_steps(p.group.collective, p.group.group_size),
+    const auto& span = p.group.span_hosts.empty() ? p.group.hosts : p.group.span_hosts;
+    Point q{&p, topology::host_span(span, opt.places, opt.fabric), ring_steps(p.group.collective, p.group.group_size),
             bus_bytes(p.group)};
     q.span.nodes = p.group.nodes;
     const std::string key = series_of(p.group);

@@ -13,15 +13,20 @@ namespace {
 // First match wins (lower-case substrings). Sources: cuBLAS/CUTLASS kernel naming (sm80_xmma_gemm,
 // nvjet, cutlass), FlashAttention and PyTorch's ATen kernel names, Triton's inductor prefixes
 // (triton_mm/tem: templates, triton_red/per: reductions, triton_poi: pointwise).
-const std::array<std::pair<KernelClass, std::vector<std::string_view>>, 6> kRules = {{
+// Triton's prefixes come first: a fused pointwise kernel's name carries its ops' words
+// ("triton_poi_fused_convert_element_type_0").
+const std::array<std::pair<KernelClass, std::vector<std::string_view>>, 9> kRules = {{
+    {KernelClass::Elementwise, {"triton_poi"}},
+    {KernelClass::Reduction, {"triton_red", "triton_per"}},
+    {KernelClass::Gemm, {"triton_mm", "triton_tem"}},
     {KernelClass::Attention, {"flash", "fmha", "attention", "attn", "sdpa", "xformers"}},
     {KernelClass::Gemm, {"gemm", "xmma", "cutlass", "cublas", "nvjet", "matmul", "wgmma", "hmma", "s16816", "s1688",
-                         "s884", "triton_mm", "triton_tem", "conv"}},
+                         "s884", "conv2d", "conv3d", "convolution", "implicit_convolve"}},
     {KernelClass::Norm, {"layer_norm", "layernorm", "rms_norm", "rmsnorm", "batch_norm", "batchnorm", "group_norm",
                          "groupnorm", "instance_norm"}},
-    {KernelClass::Reduction, {"softmax", "reduce", "cross_entropy", "nll_loss", "triton_red", "triton_per", "argmax", "topk"}},
+    {KernelClass::Reduction, {"softmax", "reduce", "cross_entropy", "nll_loss", "argmax", "topk"}},
     {KernelClass::Copy, {"copy", "catarray", "concat", "memcpy", "memset", "transpose", "gather", "scatter", "index", "fill"}},
-    {KernelClass::Elementwise, {"elementwise", "pointwise", "triton_poi", "vectorized", "unrolled", "multi_tensor_apply",
+    {KernelClass::Elementwise, {"elementwise", "pointwise", "vectorized", "unrolled", "multi_tensor_apply",
                                 "gelu", "silu", "relu", "dropout", "adam"}},
 }};
 

@@ -102,22 +102,34 @@ void write_outputs(Transport& t, const Options& opt, const std::vector<collectiv
 
 int run_scaling(Transport& t, const Options& opt) {
   timings().start();
-  std::string error;
+  // Process 0 checks the paths and reads the fabric and topology files and which inputs are saved
+  // scans; every process gets its answer (none takes another path or fails alone).
+  const std::string fabric_file = opt.analysis_option("fabric"), topology_file = opt.analysis_option("topology");
+  std::string error, kinds;
+  std::shared_ptr<const topology::Fabric> fabric;
+  collectives::ScalingOptions so;
   if (t.root()) {
     try {
       check_output_paths(opt);
+      std::vector<std::string> read = opt.inputs;
+      for (const auto& f : {fabric_file, topology_file})
+        if (!f.empty()) read.push_back(f);
+      check_outputs_not_inputs(opt, read);
+      so = analyses::scaling_options(fabric_file, topology_file, fabric);  // its errors, once
+      for (const auto& in : opt.inputs) kinds += is_scan_file(in) ? 'h' : 'd';
     } catch (const common::UsageError& e) {
       error = e.what();
     }
   }
   error = t.broadcast(error, 0);
   if (!error.empty()) throw common::UsageError(error);
-  std::shared_ptr<const topology::Fabric> fabric;
-  collectives::ScalingOptions so = analyses::scaling_options(opt.analysis_option("fabric"), opt.analysis_option("topology"), fabric);
+  kinds = t.broadcast(kinds, 0);
+  if (!t.root()) so = analyses::scaling_options(fabric_file, topology_file, fabric);
   so.cliff_factor = opt.cliff_factor;
   std::vector<collectives::ScalingPoint> points;
-  for (const auto& in : opt.inputs) {
-    for (auto& g : is_scan_file(in) ? load_groups(t, in) : scan_groups(t, opt, in)) points.push_back({std::move(g), in});
+  for (size_t i = 0; i < opt.inputs.size(); ++i) {
+    const std::string& in = opt.inputs[i];
+    for (auto& g : kinds[i] == 'h' ? load_groups(t, in) : scan_groups(t, opt, in)) points.push_back({std::move(g), in});
     timings().mark("read " + common::printable(in));
   }
   const auto rows = collectives::scaling_rows(points, so);

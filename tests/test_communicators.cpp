@@ -215,8 +215,8 @@ TEST(Communicators, PairsAndAllToAllAreNoPipeline) {
 }
 
 // NCCL's communicator id (NVTX payload): streams with one id are one communicator, even where
-// their timing cannot part them (two groups ending together to the nanosecond), and whatever
-// their leading types; an id two streams of one rank carry is not trusted (inference decides).
+// their timing cannot part them (two groups ending together to the nanosecond); an id two streams
+// of one rank carry, or whose members' leading types differ, is not trusted (inference decides).
 TEST(Communicators, NcclCommunicatorIdIsTheExactKey) {
   World w(8, 8, 0);
   for (int k = 0; k < 20; ++k) {
@@ -227,10 +227,14 @@ TEST(Communicators, NcclCommunicatorIdIsTheExactKey) {
   for (auto& s : w.streams) s.first_ends.assign(s.first_ends.size(), 0), s.first_ends[0] = 1;  // indistinguishable
   const auto blind = infer_communicators(w.streams, std::nullopt);
   for (auto& s : w.streams) s.comm_id = s.rank < 4 ? 0xA11 : 0xB22;
-  w.streams[5].type_prefix_hash ^= 1;  // a capture that began mid-step: another family
   const auto inf = infer_communicators(w.streams, std::nullopt);
   EXPECT_EQ(groups_of(inf, false), (std::set<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}))
       << "without ids: " << groups_of(blind, false).size() << " groups";
+  // A member whose leading types differ (its capture began an op later): that id is set aside.
+  auto shifted = w.streams;
+  shifted[5].type_prefix_hash ^= 1;
+  for (const auto& c : infer_communicators(shifted, std::nullopt).comms)
+    EXPECT_FALSE(c.members.size() == 4 && c.members.front().rank == 4) << "id B22 trusted across leading types";
   // Rank 0 with two streams of one id: that id is set aside.
   auto extra = w.streams[0];
   extra.stream += 1;

@@ -35,6 +35,9 @@ TEST(KernelClass, RealAndGeneratedNamesByClass) {
   EXPECT_EQ(classify_kernel("CatArrayBatchedCopy_vectorized"), KernelClass::Copy);
   EXPECT_EQ(classify_kernel("triton_poi_fused_add_mul_0"), KernelClass::Elementwise);
   EXPECT_EQ(classify_kernel("triton_red_fused_sum_1"), KernelClass::Reduction);
+  EXPECT_EQ(classify_kernel("triton_poi_fused_convert_element_type_0"), KernelClass::Elementwise);  // not "conv"
+  EXPECT_EQ(classify_kernel("triton_tem_fused_mm_0"), KernelClass::Gemm);
+  EXPECT_EQ(classify_kernel("cudnn::detail::implicit_convolve_sgemm"), KernelClass::Gemm);
   // Unknown names are their own class, never guessed.
   EXPECT_EQ(classify_kernel("nvfuser_none_f0_c0_r0_g0"), KernelClass::Other);
   EXPECT_EQ(classify_kernel("my_custom_kernel"), KernelClass::Other);

@@ -35,9 +35,12 @@ MfuResult compute_mfu(const MfuInput& in) {
   for (size_t i = 0; i < in.iteration.size(); ++i) {
     r.iterations.push_back({in.iteration[i], in.step_ms[i], mfu_of(in.flops_per_step, in.step_ms[i])});
     all_ms += in.step_ms[i];
-    // A phase ends before the next change point's iteration.
+    // A phase ends before the first listed iteration at or after a change point (the change point's
+    // own iteration may not be listed: the warm-up, or one most ranks lack).
     const bool last = i + 1 == in.iteration.size();
-    const bool cut = !last && std::find(in.change_points.begin(), in.change_points.end(), in.iteration[i + 1]) != in.change_points.end();
+    const bool cut = !last && std::any_of(in.change_points.begin(), in.change_points.end(), [&](int64_t c) {
+      return in.iteration[i] < c && in.iteration[i + 1] >= c;
+    });
     if (r.phases.empty() || r.phases.back().to_iteration != -1) r.phases.push_back({in.iteration[i], -1, 0, 0, 0});
     MfuPhase& p = r.phases.back();
     p.iterations++, p.step_ms += in.step_ms[i];
@@ -230,11 +233,13 @@ ReportSection Mfu::report(const RunResults&, const RunSummaryInput&) const {
   std::string s = "\nMFU (model FLOPs utilisation):\n";
   if (!gpu_.empty() || peak_ > 0)
     s += fmt::format("  GPU: {} ({}){}; {} GPU{}\n", gpu_.empty() ? "-" : common::printable(gpu_),
-                     gpu_source_ == "export" ? "from the export" : gpu_source_,
-                     peak_ > 0 ? fmt::format(", {} dense peak {:g} TFLOPS", precision_name_, peak_) : "", gpus_,
+                     gpu_source_ == "export" ? "from the export" : common::printable(gpu_source_),
+                     peak_ > 0 ? fmt::format(", {} dense peak {:g} TFLOPS", common::printable(precision_name_), peak_) : "", gpus_,
                      gpus_ == 1 ? "" : "s");
-  if (!why_not_.empty()) return {ReportPart::Measurements, s + "  not computed: " + why_not_ + "\n"};
-  s += fmt::format("  model FLOPs per step: {:.3g} ({})\n", flops_, flops_source_);
+  if (!why_not_.empty() || result_.iterations.empty() || !std::isfinite(result_.mfu))
+    return {ReportPart::Measurements,
+            s + "  not computed: " + (why_not_.empty() ? std::string("no iterations found") : common::printable(why_not_)) + "\n"};
+  s += fmt::format("  model FLOPs per step: {:.3g} ({})\n", flops_, common::printable(flops_source_));
   s += fmt::format("  MFU {:.1f}% over iterations {}-{}\n", 100 * result_.mfu, result_.iterations.front().iteration,
                    result_.iterations.back().iteration);
   if (result_.phases.size() > 1)

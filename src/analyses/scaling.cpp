@@ -30,13 +30,14 @@ namespace straggler {
 // One communicator's ops of one size bucket, measured by its owner.
 struct CommBucket {
   uint32_t comm = 0;
+  uint8_t type = 0;  // collectives::CollectiveType of these ops (a communicator may run several)
   int32_t bucket = -1;
   int64_t ops = 0, median_bytes = -1;
   double median_transfer_ns = 0;
 };
 template <>
 struct Wire<CommBucket> {
-  static void fields(auto& ar, auto& b) { ar(b.comm, b.bucket, b.ops, b.median_bytes, b.median_transfer_ns); }
+  static void fields(auto& ar, auto& b) { ar(b.comm, b.type, b.bucket, b.ops, b.median_bytes, b.median_transfer_ns); }
 };
 struct RankHost {
   int32_t rank = -1;
@@ -54,18 +55,21 @@ using collectives::ScalingGroup;
 using collectives::ScalingRow;
 using tables::col;
 
-// The owned communicators' ops, per size bucket (p2p links aside: the pipeline analysis has them).
+// The owned communicators' ops, per collective type and size bucket (p2p links aside: the
+// pipeline analysis has them). A communicator may run several collectives (FSDP: all-gather and
+// reduce-scatter; DP: all-reduce and a broadcast): each its own point.
 std::vector<CommBucket> measure_owned(const CrossRankResults& x) {
   std::vector<CommBucket> mine;
   replay_owned(x, [&](size_t ci, const collectives::CommReplay& rp) {
     if (x.comms[ci].p2p) return;
-    std::map<int, std::pair<std::vector<double>, std::vector<int64_t>>> by;
+    std::map<std::pair<uint8_t, int>, std::pair<std::vector<double>, std::vector<int64_t>>> by;
     for (const auto& o : rp.ops) {
-      auto& b = by[collectives::size_bucket(o.bytes)];
+      auto& b = by[{uint8_t(o.type), collectives::size_bucket(o.bytes)}];
       b.first.push_back(double(o.transfer)), b.second.push_back(o.bytes);
     }
-    for (auto& [bucket, v] : by)
-      mine.push_back({uint32_t(ci), bucket, int64_t(v.first.size()), common::median(v.second), common::median(v.first)});
+    for (auto& [key, v] : by)
+      mine.push_back({uint32_t(ci), key.first, key.second, int64_t(v.first.size()), common::median(v.second),
+                      common::median(v.first)});
   });
   return mine;
 }
@@ -74,10 +78,11 @@ std::string family_of(const CommSummary& c) {
   return c.id.kind ? topology::group_kind_name(*c.id.kind) : std::string("comm");
 }
 
-// Like collectives together: (collective, size bucket or family, group size, nodes).
+// Like collectives together: (collective, family, size bucket, group size, nodes). Nodes are
+// unknown (-1) when a member's host is.
 std::vector<ScalingGroup> group(const CrossRankResults& x, const std::vector<CommBucket>& all,
                                 const std::map<int32_t, std::string>& host_of) {
-  using Key = std::tuple<std::string, std::string, int32_t, int32_t>;
+  using Key = std::tuple<std::string, std::string, int32_t, int32_t, int32_t>;
   struct Acc {
     ScalingGroup g;
     std::vector<double> medians;
@@ -88,13 +93,22 @@ std::vector<ScalingGroup> group(const CrossRankResults& x, const std::vector<Com
   for (const CommBucket& b : all) {
     const CommSummary& c = x.comms[b.comm];
     std::set<std::string> hosts;
-    for (int32_t r : c.ranks) hosts.insert(host_of.count(r) ? host_of.at(r) : std::string());
-    const std::string coll = collectives::collective_name(c.type), fam = family_of(c);
-    Acc& a = groups[{coll, b.bucket >= 0 ? std::to_string(b.bucket) : fam, int32_t(c.ranks.size()), int32_t(hosts.size())}];
-    a.g.collective = coll, a.g.family = fam, a.g.group_size = int32_t(c.ranks.size()), a.g.nodes = int32_t(hosts.size());
+    bool unknown = false;
+    for (int32_t r : c.ranks) {
+      auto it = host_of.find(r);
+      if (it == host_of.end() || it->second.empty()) unknown = true;
+      else hosts.insert(it->second);
+    }
+    const int32_t nodes = unknown ? -1 : int32_t(hosts.size());
+    const std::string coll = collectives::collective_name(collectives::CollectiveType(b.type)), fam = family_of(c);
+    Acc& a = groups[{coll, fam, b.bucket, int32_t(c.ranks.size()), nodes}];
+    a.g.collective = coll, a.g.family = fam, a.g.group_size = int32_t(c.ranks.size()), a.g.nodes = nodes;
     a.g.communicators++, a.g.ops += b.ops;
     a.medians.push_back(b.median_transfer_ns), a.bytes.push_back(b.median_bytes);
     a.hosts.insert(hosts.begin(), hosts.end());
+    // Pods and racks are counted over one communicator's hosts (the union would put an in-node
+    // TP group across every pod): the widest of the group.
+    if (!unknown && hosts.size() > a.g.span_hosts.size()) a.g.span_hosts.assign(hosts.begin(), hosts.end());
     for (const auto& l : x.verdict.slow_links)
       if (std::find(l.communicators.begin(), l.communicators.end(), c.name) != l.communicators.end())
         a.slow.insert(l.hosts.begin(), l.hosts.end());
@@ -104,7 +118,7 @@ std::vector<ScalingGroup> group(const CrossRankResults& x, const std::vector<Com
     ScalingGroup g = a.g;
     g.time_ms = common::median(a.medians) / 1e6;
     g.slowest_ratio = g.time_ms > 0 ? *std::max_element(a.medians.begin(), a.medians.end()) / 1e6 / g.time_ms : 1;
-    g.bytes = std::get<1>(key) == g.family ? -1 : common::median(a.bytes);
+    g.bytes = std::get<2>(key) < 0 ? -1 : common::median(a.bytes);
     g.busbw_gbps = collectives::bus_bandwidth_gbps(collectives::collective_of_name(g.collective), g.bytes, g.group_size,
                                                    g.time_ms * 1e6);
     g.hosts.assign(a.hosts.begin(), a.hosts.end());
@@ -117,15 +131,16 @@ std::vector<ScalingGroup> group(const CrossRankResults& x, const std::vector<Com
 std::string na(double v, const char* f) { return std::isfinite(v) ? fmt::format(fmt::runtime(f), v) : "-"; }
 
 std::string verdict_words(const ScalingRow& r) {
-  if (!r.cliff) return r.note.empty() ? "" : r.note;
-  std::string s = "CLIFF: " + r.cause;
-  if (!r.boundary.empty()) s += ", " + r.boundary;
+  // Strings may come from a loaded file: printed through common::printable.
+  if (!r.cliff) return common::printable(r.note);
+  std::string s = "CLIFF: " + common::printable(r.cause);
+  if (!r.boundary.empty()) s += ", " + common::printable(r.boundary);
   if (!r.hosts.empty()) {
     std::vector<std::string> h;
     for (size_t i = 0; i < r.hosts.size() && i < 6; ++i) h.push_back(common::printable(r.hosts[i]));
     s += fmt::format(", hosts {}{}", fmt::join(h, " "), r.hosts.size() > 6 ? fmt::format(" (+{})", r.hosts.size() - 6) : "");
   }
-  if (!r.note.empty() && r.boundary.empty()) s += " (" + r.note + ")";
+  if (!r.note.empty() && r.boundary.empty()) s += " (" + common::printable(r.note) + ")";
   return s;
 }
 
@@ -188,7 +203,8 @@ const tables::Table<ScalingGroup>& scaling_groups_table() {
        col("ops", &G::ops), col("time_ms", &G::time_ms, "ms", "median over the communicators of their median transfer (waiting excluded)"),
        col("busbw_gbps", &G::busbw_gbps, "GB/s", "bus bandwidth of time_ms (nccl-tests' factors; NaN: size unknown)"),
        col("slowest_ratio", &G::slowest_ratio, "", "the slowest communicator's median over time_ms"),
-       col("hosts", &G::hosts, "", "hosts spanned"),
+       col("hosts", &G::hosts, "", "hosts spanned by the group's communicators together"),
+       col("span_hosts", &G::span_hosts, "", "the hosts of its widest communicator (pods and racks are counted over these)"),
        col("slow_hosts", &G::slow_hosts, "", "a slow link this run's own comparison found on these communicators (/slow_links)")},
       nullptr};
   return t;
@@ -250,7 +266,7 @@ std::string scaling_report(const std::vector<ScalingRow>& rows, bool across_runs
   for (const auto& r : rows)
     s += fmt::format("  {:<24} {:>6} {:>5} {:>4} {:>10} {:>10} {:>10} {:>6}  {}\n", common::printable(r.series), r.group_size,
                      r.nodes, r.pods >= 0 ? std::to_string(r.pods) : "-", na(r.time_ms, "{:.3f}"), na(r.busbw_gbps, "{:.1f}"),
-                     na(r.expected_ms, "{:.3f}"), r.bound.empty() ? "-" : r.bound, verdict_words(r));
+                     na(r.expected_ms, "{:.3f}"), r.bound.empty() ? "-" : common::printable(r.bound), verdict_words(r));
   size_t cliffs = 0;
   for (const auto& r : rows) cliffs += r.cliff;
   if (across_runs)

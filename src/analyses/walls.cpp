@@ -87,7 +87,7 @@ class Walls : public PerRankAnalysis<WallRow> {
     j.end_object().key("ranks_elsewhere").begin_array();  // ranks whose own wall is another (first 32)
     size_t n = 0;
     for (const auto& r : rows())
-      if (r.wall != largest(job) && n++ < 32) j.value(int64_t(r.rank));
+      if (!r.wall.empty() && r.wall != largest(job) && n++ < 32) j.value(int64_t(r.rank));
     return {{"walls", j.end_array().end_object().str()}};
   }
   ReportSection report(const RunResults&, const RunSummaryInput&) const override {
@@ -100,7 +100,7 @@ class Walls : public PerRankAnalysis<WallRow> {
       s += fmt::format("{}{} {:.1f}%", w ? ", " : "", ranks::wall_name(Wall(w)), 100 * job[size_t(w)] / total);
     s += fmt::format("\n  the step hits the {} wall: {}\n", largest(job), advice(largest(job)));
     size_t elsewhere = 0;
-    for (const auto& r : rows()) elsewhere += r.wall != largest(job);
+    for (const auto& r : rows()) elsewhere += !r.wall.empty() && r.wall != largest(job);
     if (elsewhere) s += fmt::format("  {} rank{} hit another wall (/walls)\n", elsewhere, elsewhere == 1 ? "" : "s");
     return {ReportPart::Measurements, s};
   }
@@ -118,7 +118,7 @@ class Walls : public PerRankAnalysis<WallRow> {
     for (int i = 0; i < ranks::kWalls; ++i) r.wall_ms[size_t(i)] = w.wall_ns[i] / 1e6;
     for (int i = 0; i < ranks::kKernelClasses; ++i) r.class_ms[size_t(i)] = w.class_ns[i] / 1e6;
     r.copy_ms = w.copy_ns / 1e6;
-    r.wall = largest(r.wall_ms);
+    r.wall = w.window_ns > 0 ? largest(r.wall_ms) : "";  // no window: no wall
     return {r};
   }
   void set_rank(WallRow& row, int32_t rank) override { row.rank = rank; }

@@ -20,12 +20,13 @@ struct ScalingGroup {
   std::string collective;  // "AllReduce", ...
   std::string family;      // the communicators' kind ("dp", "tp", "pp", "comm"): the series when sizes are unknown
   int64_t bytes = -1;      // median message size of one rank's buffer (-1: unknown)
-  int32_t group_size = 0, nodes = 0, communicators = 0;
+  int32_t group_size = 0, nodes = 0, communicators = 0;  // nodes -1: a member's host is unknown
   int64_t ops = 0;
   double time_ms = 0;      // median over the communicators of their median transfer time (waiting excluded)
   double busbw_gbps = std::numeric_limits<double>::quiet_NaN();  // of time_ms; NaN when bytes are unknown
   double slowest_ratio = 1;  // the slowest communicator's median transfer over time_ms
-  std::vector<std::string> hosts;       // spanned by the group's communicators, sorted
+  std::vector<std::string> hosts;       // spanned by the group's communicators together, sorted ("" left out)
+  std::vector<std::string> span_hosts;  // its widest communicator's hosts: pods and racks are counted over these
   std::vector<std::string> slow_hosts;  // a slow link the run's own comparison found on them (verdict slow_links)
 };
 

@@ -41,8 +41,8 @@ HostTopology read_topology(const std::string& path);
 HostTopology parse_topology(const std::string& text, const std::string& name);
 
 // The pods and racks a set of hosts spans: from `places` where it names them all (else -1), or
-// for pods from the fabric's nodes_per_pod (hosts in name order fill pod after pod; -1 when 0
-// and no places are given: unknown).
+// for pods from the fabric's nodes_per_pod as ceil(hosts / nodes_per_pod) (the hosts assumed to
+// start at a pod boundary; 1 when nodes_per_pod is 0: the fabric has none); -1: unknown.
 struct Span {
   int nodes = 0, racks = -1, pods = -1;
 };
