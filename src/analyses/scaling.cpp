@@ -107,8 +107,11 @@ std::vector<ScalingGroup> group(const CrossRankResults& x, const std::vector<Com
     a.medians.push_back(b.median_transfer_ns), a.bytes.push_back(b.median_bytes);
     a.hosts.insert(hosts.begin(), hosts.end());
     // Pods and racks are counted over one communicator's hosts (the union would put an in-node
-    // TP group across every pod): the widest of the group.
-    if (!unknown && hosts.size() > a.g.span_hosts.size()) a.g.span_hosts.assign(hosts.begin(), hosts.end());
+    // TP group across every pod): the widest of the group, ties to the first host list in order
+    // (the same choice whatever order the processes' records arrive in).
+    std::vector<std::string> list(hosts.begin(), hosts.end());
+    auto& span = a.g.span_hosts;
+    if (!unknown && (list.size() > span.size() || (list.size() == span.size() && list < span))) span = std::move(list);
     for (const auto& l : x.verdict.slow_links)
       if (std::find(l.communicators.begin(), l.communicators.end(), c.name) != l.communicators.end())
         a.slow.insert(l.hosts.begin(), l.hosts.end());
