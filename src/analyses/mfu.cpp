@@ -14,7 +14,6 @@
 
 #include "analyses/builtin.hpp"
 #include "common/errors.hpp"
-#include "common/stats.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
@@ -94,17 +93,17 @@ double number_option(const Options& spec, const char* name, double lo, double hi
   return x;
 }
 
-// The job's step per iteration number: the median over the ranks that have it, each rank's first
-// iteration left out when it has 3 or more (warm-up: compile, autotune, allocator).
+// The job's step per iteration: the verdict's (median over ranks per iteration,
+// collectives/verdict.hpp job_step_ms) over the iterations every rank has, numbered as the first
+// rank numbers them; the first left out when there are 3 or more (warm-up: compile, autotune,
+// allocator).
 void job_steps(const CrossRankResults& x, MfuInput& in) {
-  std::map<int64_t, std::vector<double>> by;
-  for (size_t r = 0; r < x.step_ms.size(); ++r) {
-    const auto& s = x.step_ms[r];
-    const size_t from = s.size() >= 3 ? 1 : 0;
-    for (size_t i = from; i < s.size() && i < x.iteration_number[r].size(); ++i) by[x.iteration_number[r][i]].push_back(s[i]);
-  }
-  for (auto& [it, v] : by)
-    if (2 * v.size() >= x.step_ms.size()) in.iteration.push_back(it), in.step_ms.push_back(common::median(v));
+  size_t common = x.step_ms.empty() ? 0 : SIZE_MAX;
+  for (const auto& s : x.step_ms) common = std::min(common, s.size());
+  common = std::min(common, x.verdict.job_step_ms.size());
+  if (!x.iteration_number.empty()) common = std::min(common, x.iteration_number.front().size());
+  for (size_t i = common >= 3 ? 1 : 0; i < common; ++i)
+    in.iteration.push_back(x.iteration_number.front()[i]), in.step_ms.push_back(x.verdict.job_step_ms[i]);
   for (const auto& c : x.verdict.change_points) in.change_points.push_back(c.iteration);
 }
 
