@@ -7,15 +7,18 @@
 
 namespace collectives {
 
-void add_blame_records(const CommReplay& replay, const std::vector<int32_t>& ranks, BlameRecords& out) {
+void add_blame_records(const CommReplay& replay, const std::vector<MemberOps>& members, BlameRecords& out,
+                       uint32_t comm) {
   for (size_t k = 0; k < replay.ops.size() && k < replay.arrival.size(); ++k) {
     const auto& row = replay.ops[k];
     const auto& arr = replay.arrival[k];
     const int64_t last = row.first_arrival + row.skew;
     const uint32_t id = uint32_t(out.ops.size());
-    out.ops.push_back({row.last_rank, last, row.hold, double(row.blame)});
-    for (size_t m = 0; m < arr.size() && m < ranks.size(); ++m)
-      out.members.push_back({ranks[m], id, arr[m], last - arr[m]});
+    out.ops.push_back({row.last_rank, last, row.hold, double(row.blame), comm, uint32_t(k), row.transfer, row.iteration});
+    for (size_t m = 0; m < arr.size() && m < members.size(); ++m) {
+      const auto& mine = members[m].ops;
+      out.members.push_back({members[m].rank, id, arr[m], last - arr[m], k < mine.size() ? mine[k].launch : arr[m]});
+    }
   }
 }
 

@@ -114,9 +114,7 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
     x.transport().alive();  // long local work at scale, not silence (--timeout)
     const auto decoded = decode(comms[ci], members);
     const auto replay = c::replay_communicator(decoded, clocks, rp.acc, min_hang_margin_ns);
-    std::vector<int32_t> ranks;
-    for (const auto& m : decoded) ranks.push_back(m.rank);
-    c::add_blame_records(replay, ranks, rp.blame);
+    c::add_blame_records(replay, decoded, rp.blame, uint32_t(ci));
     rp.stats[ci] = {double(replay.ops.size()), replay.median_transfer_ns, double(replay.mismatch_seq + 1),
                     double(replay.clock_violations_before), double(replay.clock_violations_after)};
     rp.notes.mismatch.push_back({ci, replay.mismatch});
@@ -148,11 +146,11 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
   c::number_in_pipeline_group(res.desync, inf.inference.comms);
 }
 
-c::RootBlame root_blame_stage(Exchange& x, const c::BlameRecords& mine, int world) {
+c::RootBlame root_blame_stage(Exchange& x, const c::BlameRecords& mine, int world, c::BlameRecords& all) {
   std::vector<std::string> to(size_t(x.size()));
   to[0] = pack_list(std::vector<c::BlameRecords>{mine});
   const auto got = x.alltoall(to);
-  c::BlameRecords all;
+  all = {};
   if (x.transport().rank() == 0)
     for (const auto& blob : got) {
       std::vector<c::BlameRecords> part;

@@ -134,7 +134,7 @@ Inferred infer_stage(Exchange& x, const std::vector<CrossRankInput>& local,
   for (size_t ci = 0; ci < comms.size(); ++ci) {
     CommSummary s;
     s.name = comms[ci].name, s.id = comms[ci].id, s.type = comms[ci].type, s.owner = int32_t(ci % size_t(x.size()));
-    s.p2p = comms[ci].p2p, s.by_layout_rule = comms[ci].by_layout_rule, s.shared = comms[ci].shared;
+    s.family = comms[ci].family, s.p2p = comms[ci].p2p, s.by_layout_rule = comms[ci].by_layout_rule, s.shared = comms[ci].shared;
     s.link_offset_ns = comms[ci].link_offset_ns, s.link_tolerance_ns = comms[ci].link_tolerance_ns;
     for (const auto& m : comms[ci].members) s.ranks.push_back(m.rank), s.member_ops.push_back(m.ops);
     inf.comms.push_back(std::move(s));
@@ -255,7 +255,11 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   summarize_clock(fit, res.clocks, inf, res.clock);
   apply_stats(rp.stats, res);
   collect_desync(x, rp, inf, local, world, res);
-  res.root_blame = root_blame_stage(x, rp.blame, world);
+  {
+    auto gathered = std::make_shared<c::BlameRecords>();
+    res.root_blame = root_blame_stage(x, rp.blame, world, *gathered);
+    if (t.rank() == 0) res.op_records = std::move(gathered);
+  }
   rp.blame = {};
   res.acc = std::move(rp.acc);
   merge_sums(t, res.acc, local);

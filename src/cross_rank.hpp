@@ -63,6 +63,7 @@ struct CommSummary {
   double median_transfer_ns = 0;
   int64_t mismatch_seq = -1;
   std::string mismatch;
+  uint64_t family = 0;  // communicators.hpp: same value = same collective sequence and member count
   int32_t owner = 0;  // process that replayed it
   bool p2p = false;   // a pipeline/p2p link
   bool shared = false;  // p2p: a member's stream serves another link too; ops matched by end time
@@ -91,6 +92,9 @@ struct CrossRankResults {
   ClockSummary clock;
   collectives::RankAccumulator acc;               // global sums by rank
   collectives::RootBlame root_blame;              // direct / propagated / root blame by rank
+  // Every matched op with its members' arrivals (root_blame.hpp), on process 0 only (null elsewhere):
+  // what the what-if replay (collectives/what_if.hpp) runs on.
+  std::shared_ptr<const collectives::BlameRecords> op_records;
   collectives::Verdict verdict;                   // every process, per rank in `evidence_ranks` order
   std::vector<int32_t> evidence_ranks;            // ranks in verdict.score / verdict.cause order
   std::vector<DesyncRow> desync;

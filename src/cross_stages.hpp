@@ -105,8 +105,10 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
                     int world, CrossRankResults& res);
 
 // 5b. Root blame (collectives/root_blame.hpp) of every rank, the same on every process: the op
-// records go to process 0, which follows the chains in time order.
-collectives::RootBlame root_blame_stage(Exchange& x, const collectives::BlameRecords& mine, int world);
+// records go to process 0, which follows the chains in time order. Process 0 keeps them in
+// `gathered` (the what-if replay, collectives/what_if.hpp, runs on them after the verdict).
+collectives::RootBlame root_blame_stage(Exchange& x, const collectives::BlameRecords& mine, int world,
+                                        collectives::BlameRecords& gathered);
 
 // 6.
 void merge_sums(Transport& t, collectives::RankAccumulator& acc, const std::vector<CrossRankInput>& local);

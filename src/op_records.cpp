@@ -58,6 +58,7 @@ std::vector<StreamRecords> encode_streams(const std::vector<c::CollectiveOp>& op
     auto& prev = last[it->second];
     put_delta(s.bytes, op.start, prev.start);
     put_delta(s.bytes, op.end, op.start);
+    put_delta(s.bytes, op.launch, op.start);  // the what-if replay orders a rank's ops by it
     put_delta(s.bytes, op.iteration, prev.iteration);
     s.bytes.push_back(char(op.type));
     s.bytes.push_back(char(op.dtype));
@@ -77,6 +78,7 @@ std::vector<c::CollectiveOp> decode_stream(const std::string& bytes, uint32_t n,
     auto& op = ops[i];
     op.start = cur.delta(prev.start);
     op.end = cur.delta(op.start);
+    op.launch = cur.delta(op.start);
     op.iteration = int32_t(cur.delta(prev.iteration));
     op.type = c::CollectiveType(cur.byte());
     op.dtype = c::NcclDtype(cur.byte());

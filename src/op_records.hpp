@@ -12,8 +12,8 @@
 
 namespace straggler {
 
-// One stream's ops in seq order: start, end, iteration, type, dtype, overlap and message size of
-// each (what the replay uses), as varints of deltas (wrap-around arithmetic: any int64 round-trips exactly).
+// One stream's ops in seq order: start, end, launch, iteration, type, dtype, overlap and message size
+// of each (what the replay uses), as varints of deltas (wrap-around arithmetic: any int64 round-trips exactly).
 struct StreamRecords {
   int32_t stream = 0;
   uint32_t ops = 0;
@@ -22,8 +22,7 @@ struct StreamRecords {
 
 // `ops` as extract_ops returns them (grouped by stream, seq order within).
 std::vector<StreamRecords> encode_streams(const std::vector<collectives::CollectiveOp>& ops);
-// Ops of one stream with rank set, seq = position, launch = 0 and stream = 0 (as the replay
-// sees them). Throws std::logic_error on bytes that are not a whole encoding of `ops` ops.
+// Ops of one stream with rank set, seq = position and stream = 0 (as the replay sees them). Throws std::logic_error on bytes that are not a whole encoding of `ops` ops.
 std::vector<collectives::CollectiveOp> decode_stream(const std::string& bytes, uint32_t ops, int32_t rank);
 
 // The per-stream facts communicator inference compares across ranks (rank and clock domain are

@@ -24,6 +24,7 @@ std::vector<AnalysisInfo> builtin_analyses() {
        {{"fabric", "FILE: link classes' latency and bus bandwidth (docs/fabric.md)", ""},
         {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling-cliffs.md)", ""}}},
       {"walls", "which wall the step hits: steady GPU time split into compute, memory, other, exposed communication and idle", plain(walls)},
+      {"what_if", "what fixing each cause buys: the steady steps replayed with one change at a time", plain(what_if)},
       {"mfu", "model FLOPs utilisation per iteration and between change points (docs/mfu.md)", mfu,
        {{"gpu", "NAME: the GPU model when the export names none, or to override (docs/mfu.md lists them)", ""},
         {"peak-tflops", "one GPU's dense peak, overriding the table", ""},

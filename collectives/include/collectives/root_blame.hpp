@@ -33,19 +33,26 @@ struct MemberArrival {  // one member of one matched op (corrected ns)
   int32_t rank = -1;
   uint32_t op = 0;  // index into BlameRecords::ops
   int64_t arrival = 0, wait = 0;
+  int64_t launch = 0;  // its launching API call on the rank's own clock (uncorrected; start when unknown)
 };
 struct OpBlame {
   int32_t last = -1;
   int64_t last_arrival = 0, lateness = 0;
   double blame = 0;
+  // For the what-if replay (what_if.hpp): its communicator (index in the run's list), position in
+  // the communicator's matched ops, transfer (end - last arrival) and iteration index on the last arriver.
+  uint32_t comm = 0, seq = 0;
+  int64_t transfer = 0;
+  int32_t iteration = -1;
 };
 struct BlameRecords {
   std::vector<OpBlame> ops;
   std::vector<MemberArrival> members;
 };
 
-// Appends a replayed communicator's ops; `ranks`: its members' ranks in member order.
-void add_blame_records(const CommReplay& replay, const std::vector<int32_t>& ranks, BlameRecords& out);
+// Appends a replayed communicator's ops; `members`: what it was replayed from; `comm`: its index.
+void add_blame_records(const CommReplay& replay, const std::vector<MemberOps>& members, BlameRecords& out,
+                       uint32_t comm = 0);
 
 struct RootBlame {
   std::vector<double> direct_ns, propagated_ns, root_ns;  // per rank

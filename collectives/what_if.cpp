@@ -1,0 +1,386 @@
+#include "collectives/what_if.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace collectives {
+
+namespace {
+
+struct OpNode {
+  double last = 0, transfer = 0;  // last arrival; end - last arrival (never negative here)
+  uint32_t comm = 0, seq = 0;
+  uint32_t first = 0, count = 0;  // its members: entries by_op[first, first + count)
+};
+
+struct Entry {  // one member's arrival at one op
+  int32_t rank = -1;
+  uint32_t op = 0;
+  uint32_t pos = 0;    // member position within the op (used for p2p links)
+  double arrival = 0, gap = 0;
+  int64_t launch = 0;  // on the rank's own clock: only compared with its other launches
+  int64_t ready_op = -1;  // asynchronous: the op whose end (+ lead) its data waited for (set_launch_dependency)
+  double lead = 0;
+  int64_t prev = -1;  // the rank's previous entry on the same communicator
+  bool fixed = false;  // nothing before it in the window: stays where it was
+};
+
+// Where a rank is in the step: family, op position, end of a p2p link (collectives: 0).
+using Key = std::tuple<uint64_t, uint32_t, uint32_t>;
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    return std::hash<uint64_t>()(std::get<0>(k) * 0x9e3779b97f4a7c15ull ^ (uint64_t(std::get<1>(k)) << 20) ^ std::get<2>(k));
+  }
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+struct WhatIfReplay::Model {
+  std::vector<OpNode> ops;
+  std::vector<Entry> entries;
+  std::vector<uint32_t> by_op;                  // entry indices grouped by op
+  std::vector<uint32_t> dep_first, deps;        // CSR: ops whose end entry e waited for
+  std::vector<uint32_t> order;                  // topological: < entries.size() an entry, else an op
+  std::vector<int32_t> role;                    // by rank
+  std::vector<uint8_t> data_parallel;           // by communicator
+  std::vector<uint8_t> shared;                  // by communicator: a p2p link on streams shared with other links
+  static constexpr uint32_t kSharedStream = 0xffffffffu;
+  uint32_t stream_of(uint32_t comm) const { return comm < shared.size() && shared[comm] ? kSharedStream : comm; }
+  std::vector<Key> key;                         // by entry
+  std::unordered_map<Key, std::vector<std::pair<double, int32_t>>, KeyHash> peer_gaps;  // key + role folded in
+  std::unordered_map<Key, std::vector<double>, KeyHash> like_transfer;                   // family, seq
+  std::map<int32_t, double> stage_work;
+  double start = 0, makespan = 0;
+
+  int32_t role_of(int32_t r) const { return r >= 0 && size_t(r) < role.size() ? role[size_t(r)] : 0; }
+  Key peer_key(size_t e) const {
+    const auto& k = key[e];
+    return {std::get<0>(k) ^ (uint64_t(uint32_t(role_of(entries[e].rank))) * 0xff51afd7ed558ccdull), std::get<1>(k),
+            std::get<2>(k)};
+  }
+  void build(const WhatIfInputs& in);
+  struct RankStreams {
+    // stream -> the rank's entries there, by arrival. A stream is its communicator's, except that
+    // p2p links whose members' streams serve other links too (batched send/recv) share one.
+    std::map<uint32_t, std::vector<uint32_t>> on_comm;
+    std::vector<uint8_t> overlapped;                    // by position in the rank's arrival order
+    std::set<uint32_t> async;                           // asynchronous communicators
+    std::vector<uint32_t> blocking_by_launch;           // entries on blocking communicators, by launch
+  };
+  void link_entries();
+  RankStreams classify(const std::vector<uint32_t>& list) const;
+  void set_gap(uint32_t e, std::vector<uint32_t>& d);
+  void set_launch_dependency(uint32_t e, const RankStreams& rs);
+  void sort_topologically();
+  void build_tables(const WhatIfInputs& in);
+  double run(const WhatIfChange* change) const;
+  double peer_median(size_t e, const std::vector<int32_t>& excluded) const;
+};
+
+void WhatIfReplay::Model::build(const WhatIfInputs& in) {
+  role = in.role, data_parallel = in.comm_data_parallel, shared = in.comm_shared;
+  const auto& rec = *in.records;
+  std::vector<int64_t> node_of(rec.ops.size(), -1);
+  for (size_t i = 0; i < rec.ops.size(); ++i) {
+    const auto& o = rec.ops[i];
+    if (o.last < 0 || o.iteration < in.first_iteration || o.iteration >= in.end_iteration) continue;
+    node_of[i] = int64_t(ops.size());
+    ops.push_back({double(o.last_arrival), double(std::max<int64_t>(o.transfer, 0)), o.comm, o.seq, 0, 0});
+  }
+  for (const auto& m : rec.members) {
+    if (m.op >= node_of.size() || node_of[m.op] < 0 || m.rank < 0) continue;
+    Entry e;
+    e.rank = m.rank, e.op = uint32_t(node_of[m.op]), e.arrival = double(m.arrival), e.launch = m.launch;
+    entries.push_back(e);
+  }
+  // Members by op, in record order (member order within a communicator).
+  std::vector<uint32_t> count(ops.size() + 1, 0);
+  for (const auto& e : entries) ++count[e.op + 1];
+  for (size_t o = 0; o < ops.size(); ++o) count[o + 1] += count[o], ops[o].first = count[o];
+  by_op.assign(entries.size(), 0);
+  std::vector<uint32_t> fill(count.begin(), count.end() - 1);
+  for (uint32_t e = 0; e < entries.size(); ++e) {
+    const uint32_t o = entries[e].op;
+    entries[e].pos = fill[o] - ops[o].first;
+    by_op[fill[o]++] = e;
+    ++ops[o].count;
+  }
+  key.resize(entries.size());
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const auto& op = ops[entries[e].op];
+    const bool p2p = op.comm < in.comm_p2p.size() && in.comm_p2p[op.comm];
+    const uint64_t fam = op.comm < in.comm_family.size() ? in.comm_family[op.comm] : op.comm;
+    key[e] = {fam, op.seq, p2p ? entries[e].pos : 0u};
+  }
+  link_entries();
+  sort_topologically();
+  build_tables(in);
+}
+
+// A rank's dependencies, from its own record (docs/what-if.md):
+//  * its ops on one communicator run in order (one CUDA stream: a kernel starts only after the
+//    previous one on its stream ended; CUDA's stream semantics): each depends on the previous end;
+//  * a communicator is asynchronous for the rank when most of its ops overlap the rank's arrivals
+//    at other communicators' ops (gradient buckets reduced beside the backward); the others are
+//    blocking (a TP all-reduce, a pipeline recv: the compute stream waits for them);
+//  * a blocking op, and an asynchronous one the rank did not go on beside (the last bucket before
+//    the optimizer), holds up everything after it: its end is a dependency of the rank's first
+//    arrival after it on each other blocking communicator;
+//  * an asynchronous op waits for the compute that produced its data: its dependency is the last
+//    blocking op the host launched before launching it (the launch order is the program order;
+//    a bucket that queued behind a late one started later than that, which is no dependency).
+// The measured order of arrivals on different streams is not a dependency: a bucket that queued
+// behind a late one must not hold up the backward beside it in a replay where that one is early.
+void WhatIfReplay::Model::link_entries() {
+  std::map<int32_t, std::vector<uint32_t>> of_rank;
+  for (uint32_t e = 0; e < entries.size(); ++e) of_rank[entries[e].rank].push_back(e);
+  std::vector<std::vector<uint32_t>> dep_lists(entries.size());
+  for (auto& [rank, list] : of_rank) {
+    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(entries[a].arrival, entries[a].op) < std::tie(entries[b].arrival, entries[b].op);
+    });
+    const RankStreams rs = classify(list);
+    for (size_t k = 0; k < list.size(); ++k) {
+      const uint32_t o = entries[list[k]].op;
+      if (rs.async.count(ops[o].comm) && rs.overlapped[k]) continue;
+      const double end = ops[o].last + ops[o].transfer;
+      for (const auto& [comm, chain] : rs.on_comm) {
+        if (comm == stream_of(ops[o].comm) || rs.async.count(comm)) continue;
+        auto it = std::lower_bound(chain.begin(), chain.end(), end, [&](uint32_t e, double t) { return entries[e].arrival < t; });
+        if (it != chain.end()) dep_lists[*it].push_back(o);
+      }
+    }
+    for (uint32_t e : list)
+      if (rs.async.count(ops[entries[e].op].comm)) set_launch_dependency(e, rs);
+    for (const auto& [comm, chain] : rs.on_comm)
+      for (size_t k = 1; k < chain.size(); ++k) {
+        entries[chain[k]].prev = chain[k - 1];
+        dep_lists[chain[k]].push_back(entries[chain[k - 1]].op);
+      }
+    for (uint32_t e : list) set_gap(e, dep_lists[e]);
+  }
+  dep_first.assign(entries.size() + 1, 0);
+  for (size_t e = 0; e < entries.size(); ++e) {
+    dep_first[e + 1] = dep_first[e] + uint32_t(dep_lists[e].size());
+    deps.insert(deps.end(), dep_lists[e].begin(), dep_lists[e].end());
+  }
+}
+
+// Which of a rank's ops overlapped its arrivals elsewhere, and which communicators are asynchronous.
+WhatIfReplay::Model::RankStreams WhatIfReplay::Model::classify(const std::vector<uint32_t>& list) const {
+  RankStreams rs;
+  for (uint32_t e : list) rs.on_comm[stream_of(ops[entries[e].op].comm)].push_back(e);
+  rs.overlapped.assign(list.size(), 0);
+  std::map<uint32_t, std::pair<size_t, size_t>> share;  // comm -> (overlapped, ops)
+  for (size_t k = 0; k < list.size(); ++k) {
+    const Entry& me = entries[list[k]];
+    const auto& op = ops[me.op];
+    const double end = op.last + op.transfer;
+    // Went on: started another communicator's op that the host launched after this one. (An op
+    // launched earlier and started meanwhile, a send queued behind its data, is no evidence.)
+    for (size_t j = k + 1; j < list.size() && entries[list[j]].arrival < end && !rs.overlapped[k]; ++j)
+      rs.overlapped[k] = stream_of(ops[entries[list[j]].op].comm) != stream_of(op.comm) && entries[list[j]].launch > me.launch;
+    auto& sh = share[op.comm];
+    sh.first += rs.overlapped[k], ++sh.second;
+  }
+  // A data-parallel communicator is asynchronous even where a late peer held its buckets until
+  // the backward had ended (nothing overlapped them then: the fault changed that, not the program).
+  for (const auto& [comm, sh] : share)
+    if (2 * sh.first > sh.second || (comm < data_parallel.size() && data_parallel[comm])) rs.async.insert(comm);
+  for (uint32_t e : list)
+    if (!rs.async.count(ops[entries[e].op].comm)) rs.blocking_by_launch.push_back(e);
+  std::stable_sort(rs.blocking_by_launch.begin(), rs.blocking_by_launch.end(),
+                   [&](uint32_t a, uint32_t b) { return entries[a].launch < entries[b].launch; });
+  return rs;
+}
+
+// An asynchronous op waits for the data the compute produced before the host launched it: the
+// blocking op launched last before it that had ended by its start (one still running then, a send
+// waiting for its receiver, was not it), plus the share of the compute from that op's end to the
+// next blocking op's start that the launches put before it (the host issues in program order, so
+// the launch times place the op between the two; a bucket that queued behind a late one started
+// later than its data was ready, and the replay must not keep that queueing).
+void WhatIfReplay::Model::set_launch_dependency(uint32_t e, const RankStreams& rs) {
+  Entry& en = entries[e];
+  const auto& order = rs.blocking_by_launch;
+  auto next = std::lower_bound(order.begin(), order.end(), en.launch, [&](uint32_t b, int64_t l) { return entries[b].launch < l; });
+  auto it = next;
+  for (int look = 0; it != order.begin() && look < 64; ++look) {
+    const Entry& b = entries[*--it];
+    const double end = ops[b.op].last + ops[b.op].transfer;
+    if (end > en.arrival) continue;
+    en.ready_op = int64_t(b.op);
+    if (next != order.end() && entries[*next].launch > b.launch) {
+      const double share = double(en.launch - b.launch) / double(entries[*next].launch - b.launch);
+      en.lead = std::clamp(share * (entries[*next].arrival - end), 0.0, en.arrival - end);
+    }
+    return;
+  }
+}
+
+// The gap: from the latest dependency (as measured) to the arrival. Nothing before it: it stays.
+void WhatIfReplay::Model::set_gap(uint32_t e, std::vector<uint32_t>& d) {
+  Entry& en = entries[e];
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  en.fixed = en.prev < 0 && d.empty() && en.ready_op < 0;
+  double ready = en.prev >= 0 ? entries[size_t(en.prev)].arrival : -1e300;
+  for (uint32_t o : d) ready = std::max(ready, ops[o].last + ops[o].transfer);
+  if (en.ready_op >= 0) ready = std::max(ready, ops[size_t(en.ready_op)].last + ops[size_t(en.ready_op)].transfer + en.lead);
+  en.gap = en.fixed ? 0 : std::max(0.0, en.arrival - ready);
+}
+
+// Kahn's algorithm over entries (ids [0, E)) and op ends (E + op). Edges follow measured time, so
+// there is no cycle unless zero-length ties make one; nodes left over go last, in time order.
+void WhatIfReplay::Model::sort_topologically() {
+  const size_t E = entries.size(), N = E + ops.size();
+  std::vector<uint32_t> indeg(N, 0);
+  std::vector<std::vector<uint32_t>> out(N);
+  for (uint32_t e = 0; e < E; ++e) {
+    if (entries[e].prev >= 0) out[size_t(entries[e].prev)].push_back(e), ++indeg[e];
+    for (uint32_t d = dep_first[e]; d < dep_first[e + 1]; ++d) out[E + deps[d]].push_back(e), ++indeg[e];
+    if (entries[e].ready_op >= 0) out[E + size_t(entries[e].ready_op)].push_back(e), ++indeg[e];
+    out[e].push_back(uint32_t(E + entries[e].op)), ++indeg[E + entries[e].op];
+  }
+  order.clear();
+  order.reserve(N);
+  for (uint32_t n = 0; n < N; ++n)
+    if (!indeg[n]) order.push_back(n);
+  for (size_t i = 0; i < order.size(); ++i)
+    for (uint32_t next : out[order[i]])
+      if (--indeg[next] == 0) order.push_back(next);
+  if (order.size() < N) {
+    auto time = [&](uint32_t n) { return n < E ? entries[n].arrival : ops[n - E].last + ops[n - E].transfer; };
+    std::vector<uint32_t> rest;
+    for (uint32_t n = 0; n < N; ++n)
+      if (indeg[n]) rest.push_back(n);
+    std::sort(rest.begin(), rest.end(), [&](uint32_t a, uint32_t b) { return time(a) < time(b); });
+    order.insert(order.end(), rest.begin(), rest.end());
+  }
+}
+
+void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
+  std::map<int32_t, double> work_of_rank;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if (!entries[e].fixed) peer_gaps[peer_key(e)].push_back({entries[e].gap, entries[e].rank});
+    work_of_rank[entries[e].rank] += entries[e].gap;
+  }
+  for (auto& [k, v] : peer_gaps) std::sort(v.begin(), v.end());
+  for (const auto& op : ops) {
+    const auto& first = key[by_op[op.first]];
+    like_transfer[{std::get<0>(first), op.seq, 0}].push_back(op.transfer);
+  }
+  for (auto& [k, v] : like_transfer) std::sort(v.begin(), v.end());
+  // Compute time where given for every rank replayed (gaps hold idle time and waits on other
+  // streams too), else the gaps.
+  const bool given = std::all_of(work_of_rank.begin(), work_of_rank.end(), [&](const auto& rw) {
+    return rw.first >= 0 && size_t(rw.first) < in.work.size() && in.work[size_t(rw.first)] > 0;
+  });
+  std::map<int32_t, std::vector<double>> by_stage;
+  for (const auto& [r, w] : work_of_rank) by_stage[role_of(r)].push_back(given ? in.work[size_t(r)] : w);
+  for (auto& [s, v] : by_stage) stage_work[s] = median_of(v);
+  start = 1e300;
+  double end = -1e300;
+  for (const auto& e : entries) start = std::min(start, e.arrival);
+  for (const auto& o : ops) end = std::max(end, o.last + o.transfer);
+  makespan = ops.empty() ? 0 : end - start;
+}
+
+// The median gap of the entry's role peers at the same point, leaving out `excluded` (sorted).
+// The entry's own gap when no peer has that point.
+double WhatIfReplay::Model::peer_median(size_t e, const std::vector<int32_t>& excluded) const {
+  const auto it = peer_gaps.find(peer_key(e));
+  if (it == peer_gaps.end()) return entries[e].gap;
+  const auto& v = it->second;
+  auto kept = [&](int32_t r) { return !std::binary_search(excluded.begin(), excluded.end(), r); };
+  size_t n = 0;
+  for (const auto& g : v) n += kept(g.second);
+  if (!n) return entries[e].gap;
+  const size_t lo = (n - 1) / 2, hi = n / 2;
+  double a = 0, b = 0;
+  size_t i = 0;
+  for (const auto& g : v) {
+    if (!kept(g.second)) continue;
+    if (i == lo) a = g.first;
+    if (i == hi) {
+      b = g.first;
+      break;
+    }
+    ++i;
+  }
+  return 0.5 * (a + b);
+}
+
+double WhatIfReplay::Model::run(const WhatIfChange* change) const {
+  using K = WhatIfChange::Kind;
+  const size_t E = entries.size();
+  std::vector<int32_t> fixed_ranks, link_ranks;
+  if (change) fixed_ranks = change->ranks, link_ranks = change->links;
+  std::sort(fixed_ranks.begin(), fixed_ranks.end());
+  std::sort(link_ranks.begin(), link_ranks.end());
+  auto listed = [](const std::vector<int32_t>& v, int32_t r) { return std::binary_search(v.begin(), v.end(), r); };
+  double mean_work = 0;
+  for (const auto& [s, w] : stage_work) mean_work += w / double(stage_work.size());
+  std::vector<double> t(E + ops.size(), 0);
+  double end = -1e300;
+  for (uint32_t n : order) {
+    if (n >= E) {  // an op's end: the last (replayed) arrival plus its transfer
+      const auto& op = ops[n - E];
+      double last = -1e300, transfer = op.transfer;
+      bool fix_link = false;
+      for (uint32_t i = op.first; i < op.first + op.count; ++i) {
+        last = std::max(last, t[by_op[i]]);
+        fix_link = fix_link || listed(link_ranks, entries[by_op[i]].rank);
+      }
+      if (change && change->kind == K::HideCommunication) transfer = 0;
+      fix_link = fix_link || (change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end());
+      if (fix_link) {
+        const auto& like = like_transfer.at({std::get<0>(key[by_op[op.first]]), op.seq, 0});
+        transfer = std::min(transfer, median_of(like));
+      }
+      t[n] = last + transfer;
+      end = std::max(end, t[n]);
+      continue;
+    }
+    const Entry& e = entries[n];
+    if (e.fixed) {
+      t[n] = e.arrival;
+      continue;
+    }
+    double ready = e.prev >= 0 ? t[size_t(e.prev)] : -1e300, gap = e.gap;
+    for (uint32_t d = dep_first[n]; d < dep_first[n + 1]; ++d) ready = std::max(ready, t[E + deps[d]]);
+    if (e.ready_op >= 0) ready = std::max(ready, t[E + size_t(e.ready_op)] + e.lead);
+    // At its peers' median, never slower than it was: a peer's gap may be measured from another
+    // dependency than the rank's own (the order of near-simultaneous events differs).
+    if (change && change->kind == K::FixRanks && listed(fixed_ranks, e.rank)) gap = std::min(gap, peer_median(n, fixed_ranks));
+    if (change && change->kind == K::BalanceStages) {
+      const auto it = stage_work.find(role_of(e.rank));
+      if (it != stage_work.end() && it->second > 0) gap *= mean_work / it->second;
+    }
+    t[n] = ready + gap;
+  }
+  return ops.empty() ? 0 : end - start;
+}
+
+WhatIfReplay::WhatIfReplay(const WhatIfInputs& in) : m_(std::make_unique<Model>()) {
+  if (in.records) m_->build(in);
+}
+WhatIfReplay::~WhatIfReplay() = default;
+size_t WhatIfReplay::ops() const { return m_->ops.size(); }
+int WhatIfReplay::stages() const { return int(m_->stage_work.size()); }
+double WhatIfReplay::makespan_ns() const { return m_->makespan; }
+double WhatIfReplay::replay_unchanged_ns() const { return m_->run(nullptr); }
+double WhatIfReplay::replay(const WhatIfChange& change) const { return m_->run(&change); }
+
+}  // namespace collectives
