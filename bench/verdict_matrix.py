@@ -314,6 +314,19 @@ def pipeline_msgs(truth, s, extra=()):
     return not msgs, msgs
 
 
+def waterfall_msgs(s):
+    """The waterfall of every phase adds up to its step within 1% (docs/waterfall.md); returns
+    (messages, the largest |waiting| share: what the parts leave unexplained)."""
+    msgs, worst = [], 0.0
+    for ph in s.get("waterfall") or []:
+        total = sum(p["ms"] for p in ph["parts"])
+        if abs(total - ph["step_ms"]) > 0.01 * ph["step_ms"]:
+            msgs.append(f"waterfall of iterations {ph['from_iteration']}-{ph['to_iteration']} adds up to {total:.2f} ms, "
+                        f"not its step {ph['step_ms']:.2f} ms")
+        worst = max([worst] + [abs(p["share"]) for p in ph["parts"] if p["part"] == "waiting"])
+    return msgs, worst
+
+
 def layout_ok(truth, s):
     lay = s.get("layout")
     if not lay:
@@ -368,6 +381,8 @@ def execute(a, run):
         res["msgs"] += msgs
         res["pipeline"], pmsgs = pipeline_msgs(truth, s, run.get("expect_extra", ()))
         res["msgs"] += pmsgs
+        wmsgs, res["waiting_share"] = waterfall_msgs(s)
+        res["msgs"] += wmsgs
         ok, desc = layout_ok(truth, s)
         res["layout"] = desc
         if not ok:
@@ -460,7 +475,10 @@ def totals(results):
             f"`--layout` re-runs with the same stragglers: {sum(1 for r in reruns if r['rerun'])} of {len(reruns)}. "
             f"Pipeline bubble as generated (within 2 points, schedule facts, no false cause): "
             f"{sum(1 for r in results if r.get('pipeline') is True)} of "
-            f"{sum(1 for r in results if r.get('pipeline') is not None)} runs checked.")
+            f"{sum(1 for r in results if r.get('pipeline') is not None)} runs checked. Waterfall adds up in every "
+            f"phase: {sum(1 for r in results if 'waiting_share' in r and not any(m.startswith('waterfall') for m in r['msgs']))} "
+            f"of {sum(1 for r in results if 'waiting_share' in r)} runs; the largest share left to waiting "
+            f"{100 * max([r.get('waiting_share', 0) for r in results] + [0]):.1f}%.")
 
 
 def main():

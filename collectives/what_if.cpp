@@ -323,7 +323,6 @@ double WhatIfReplay::Model::peer_median(size_t e, const std::vector<int32_t>& ex
 }
 
 double WhatIfReplay::Model::run(const WhatIfChange* change) const {
-  using K = WhatIfChange::Kind;
   const size_t E = entries.size();
   std::vector<int32_t> fixed_ranks, link_ranks;
   if (change) fixed_ranks = change->ranks, link_ranks = change->links;
@@ -343,7 +342,7 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
         last = std::max(last, t[by_op[i]]);
         fix_link = fix_link || listed(link_ranks, entries[by_op[i]].rank);
       }
-      if (change && change->kind == K::HideCommunication) transfer = 0;
+      if (change && change->hide_communication) transfer = 0;
       fix_link = fix_link || (change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end());
       if (fix_link) {
         const auto& like = like_transfer.at({std::get<0>(key[by_op[op.first]]), op.seq, 0});
@@ -363,8 +362,8 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
     if (e.ready_op >= 0) ready = std::max(ready, t[E + size_t(e.ready_op)] + e.lead);
     // At its peers' median, never slower than it was: a peer's gap may be measured from another
     // dependency than the rank's own (the order of near-simultaneous events differs).
-    if (change && change->kind == K::FixRanks && listed(fixed_ranks, e.rank)) gap = std::min(gap, peer_median(n, fixed_ranks));
-    if (change && change->kind == K::BalanceStages) {
+    if (listed(fixed_ranks, e.rank)) gap = std::min(gap, peer_median(n, fixed_ranks));
+    if (change && change->balance_stages) {
       const auto it = stage_work.find(role_of(e.rank));
       if (it != stage_work.end() && it->second > 0) gap *= mean_work / it->second;
     }

@@ -103,6 +103,9 @@ struct CrossRankResults {
   std::vector<DesyncRow> capture_ended;
   std::vector<std::vector<double>> step_ms;       // [rank index in evidence_ranks][iteration index]
   std::vector<std::vector<int64_t>> iteration_number;
+  // Same shape: GPU idle and exposed communication per iteration (ranks/iteration_work.hpp; comm_ms
+  // empty when unknown), for the step-time waterfall.
+  std::vector<std::vector<double>> idle_ms, comm_ms;
   // Root-cause findings of every rank (comm_imbalance included), by rank then finding.
   std::vector<ranks::RankFinding> findings;
   int64_t min_hang_margin_ns = collectives::kMinHangMarginNs;  // the run's --hang-margin (replay_owned too)

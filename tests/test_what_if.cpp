@@ -65,7 +65,7 @@ TEST(WhatIf, HiddenCommunicationRemovesTransfersOnly) {
   const auto rec = lock_step(10, {1 * kMs, 1 * kMs, 2 * kMs}, kMs / 2);
   const WhatIfReplay replay(inputs(rec, 3));
   WhatIfChange hide;
-  hide.kind = WhatIfChange::Kind::HideCommunication;
+  hide.hide_communication = true;
   // Every op ends at its last arrival: 2 ms apart (rank 2 still sets the pace).
   EXPECT_NEAR(replay.replay(hide), 2 * kMs + 9 * 2 * kMs - 1 * kMs, 1.0);
 }

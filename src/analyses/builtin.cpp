@@ -24,7 +24,6 @@ std::vector<AnalysisInfo> builtin_analyses() {
        {{"fabric", "FILE: link classes' latency and bus bandwidth (docs/fabric.md)", ""},
         {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling-cliffs.md)", ""}}},
       {"walls", "which wall the step hits: steady GPU time split into compute, memory, other, exposed communication and idle", plain(walls)},
-      {"what_if", "what fixing each cause buys: the steady steps replayed with one change at a time", plain(what_if)},
       {"mfu", "model FLOPs utilisation per iteration and between change points (docs/mfu.md)", mfu,
        {{"gpu", "NAME: the GPU model when the export names none, or to override (docs/mfu.md lists them)", ""},
         {"peak-tflops", "one GPU's dense peak, overriding the table", ""},
@@ -32,6 +31,7 @@ std::vector<AnalysisInfo> builtin_analyses() {
         {"model-flops-per-step", "the whole job's model FLOPs per step (for MFU)", ""},
         {"tokens-per-step", "tokens per step (with --params: 6 N T FLOPs per step)", ""},
         {"params", "model parameters N (with --tokens-per-step)", ""}}},
+      {"what_if", "what fixing each cause buys (the steady steps replayed with one change at a time) and where the step goes (waterfall); after mfu: its report reads the MFU", plain(what_if)},
   };
 }
 

@@ -4,6 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "analyses/waterfall.hpp"
+
+namespace straggler {
+struct CrossRankResults;
+}
+
 namespace straggler::analyses {
 
 struct WhatIfRow {
@@ -18,6 +24,18 @@ struct WhatIfRow {
 const WhatIfRow* ideal_row(const std::vector<WhatIfRow>& rows);
 // Summary value of `what_if` (../shared/docs/summary-contract.md): null without rows.
 std::string what_if_json(const std::vector<WhatIfRow>& rows);
-std::string what_if_report(const std::vector<WhatIfRow>& rows);
+
+// The post-mortem of a run: what-if rows of its last phase, the waterfall of every phase.
+struct PostMortem {
+  std::vector<WhatIfRow> what_if;
+  std::vector<WaterfallRow> waterfall;
+};
+// Process 0 (the op records are there): every phase replayed (src/analyses/what_if_phases.cpp).
+// `work`: each rank's steady compute time (the stage balance).
+PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work);
+// Summary value of `waterfall`: per phase its range, step and parts ([] without).
+std::string waterfall_json(const std::vector<WaterfallRow>& rows);
+// The report's post-mortem section; `mfu_json`: the mfu analysis's summary value ("null": none).
+std::string post_mortem_report(const PostMortem& pm, const std::string& mfu_json);
 
 }  // namespace straggler::analyses

@@ -17,15 +17,15 @@
 // The step's cost is the window's makespan (first arrival to last end): the changed step time is
 // the measured one scaled by the ratio of makespans.
 //
-// Changes:
-//   FixRanks         each listed rank's gaps become the median gap of its role peers (same pipeline
+// Changes (WhatIfChange; they combine):
+//   ranks            each listed rank's gaps become the median gap of its role peers (same pipeline
 //                    stage; not themselves listed) at the same point: the same communicator family,
 //                    op position and, on a p2p link, the same end of the link. Ranks listed in
 //                    `links` also get the median transfer of their communicators' like (the same
 //                    family and position on other communicators): a slow link fixed; so do the
 //                    ops of the communicators listed in `comms` (the verdict's slow links).
-//   HideCommunication every transfer 0 (the collectives fully overlapped; waits for late peers stay).
-//   BalanceStages    every gap of a rank scaled by (mean stage work) / (its stage's work), where a
+//   hide_communication every transfer 0 (the collectives fully overlapped; waits for late peers stay).
+//   balance_stages   every gap of a rank scaled by (mean stage work) / (its stage's work), where a
 //                    stage's work is the median over its ranks of their compute time (`work`), else of
 //                    their summed gaps.
 // Not modelled: the host running ahead of the GPU (a gap shortened on the GPU does not make the
@@ -56,12 +56,13 @@ struct WhatIfInputs {
   int32_t first_iteration = 0, end_iteration = std::numeric_limits<int32_t>::max();
 };
 
+// One change; its parts combine (every straggler fixed and communication hidden: both set).
 struct WhatIfChange {
-  enum class Kind : uint8_t { FixRanks, HideCommunication, BalanceStages };
-  Kind kind = Kind::FixRanks;
-  std::vector<int32_t> ranks;  // FixRanks: at their peers' median
-  std::vector<int32_t> links;  // FixRanks: of `ranks`, those whose communicators' transfers are fixed too
-  std::vector<uint32_t> comms;  // FixRanks: communicators whose transfers go to their like's median (a slow link)
+  std::vector<int32_t> ranks;   // at their peers' median
+  std::vector<int32_t> links;   // of `ranks`, those whose communicators' transfers are fixed too
+  std::vector<uint32_t> comms;  // communicators whose transfers go to their like's median (a slow link)
+  bool hide_communication = false;
+  bool balance_stages = false;
 };
 
 class WhatIfReplay {

@@ -1,0 +1,210 @@
+// The post-mortem's arithmetic on process 0 (docs/what-if.md, docs/waterfall.md): the steady
+// iterations cut into phases at the job's change points, each phase replayed with every change
+// (collectives/what_if.hpp), and its step split into the waterfall's parts.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "analyses/what_if.hpp"
+#include "collectives/what_if.hpp"
+#include "common/text.hpp"
+#include "cross_rank.hpp"
+
+namespace straggler::analyses {
+namespace {
+
+namespace c = collectives;
+
+// A phase: iteration indexes [first, end), their numbers, and the job's mean step over them.
+struct Window {
+  int32_t first = 0, end = 0;
+  int64_t from_number = -1, to_number = -1;
+  double step_ms = 0;
+};
+
+// The steady iterations every rank has, cut at each job change point that leaves two or more
+// iterations on both sides.
+std::vector<Window> phases_of(const CrossRankResults& x) {
+  size_t common = x.step_ms.empty() ? 0 : SIZE_MAX;
+  for (const auto& s : x.step_ms) common = std::min(common, s.size());
+  common = std::min(common, x.verdict.job_step_ms.size());
+  const auto* numbers = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
+  if (numbers) common = std::min(common, numbers->size());
+  const int32_t first = common >= 3 ? 1 : 0, end = int32_t(common);
+  if (end <= first) return {};
+  std::vector<int32_t> cuts{first};
+  for (const auto& cp : x.verdict.change_points)
+    for (int32_t i = cuts.back() + 2; numbers && i + 2 <= end; ++i)
+      if ((*numbers)[size_t(i)] >= cp.iteration) {
+        cuts.push_back(i);
+        break;
+      }
+  cuts.push_back(end);
+  std::vector<Window> out;
+  for (size_t p = 0; p + 1 < cuts.size(); ++p) {
+    Window w{cuts[p], cuts[p + 1]};
+    for (int32_t i = w.first; i < w.end; ++i) w.step_ms += x.verdict.job_step_ms[size_t(i)] / double(w.end - w.first);
+    if (numbers) w.from_number = (*numbers)[size_t(w.first)], w.to_number = (*numbers)[size_t(w.end - 1)];
+    out.push_back(w);
+  }
+  return out;
+}
+
+c::WhatIfInputs inputs_of(const CrossRankResults& x, const Window& w, const std::vector<double>& work) {
+  c::WhatIfInputs in;
+  in.work = work;
+  in.records = x.op_records.get();
+  for (const auto& cs : x.comms) {
+    in.comm_family.push_back(cs.family), in.comm_p2p.push_back(cs.p2p);
+    in.comm_data_parallel.push_back(cs.id.kind == topology::GroupKind::DP);
+    in.comm_shared.push_back(cs.p2p && cs.shared);
+  }
+  const auto& layout = x.layout.layout;
+  int world = 0;
+  for (const auto& cs : x.comms)
+    for (int32_t r : cs.ranks) world = std::max(world, r + 1);
+  in.role.assign(size_t(world), 0);
+  for (int r = 0; layout && r < world && r < layout->world(); ++r) in.role[size_t(r)] = layout->pp_rank(r);
+  in.first_iteration = w.first, in.end_iteration = w.end;
+  return in;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The median healthy rank (not a straggler) per step over the phase: compute (step - idle -
+// exposed communication), idle, and its waits in pipeline p2p ops (from the op records).
+struct Reference {
+  double compute_ms = 0, idle_ms = 0, p2p_wait_ms = 0;
+};
+Reference reference_of(const CrossRankResults& x, const Window& w) {
+  std::vector<int32_t> flagged;
+  for (const auto& s : x.verdict.stragglers) flagged.push_back(s.rank);
+  std::sort(flagged.begin(), flagged.end());
+  auto healthy = [&](int32_t r) { return !std::binary_search(flagged.begin(), flagged.end(), r); };
+  Reference ref;
+  const double n = double(w.end - w.first);
+  for (int32_t i = w.first; i < w.end; ++i) {
+    std::vector<double> compute, idle;
+    for (size_t k = 0; k < x.evidence_ranks.size(); ++k) {
+      if (!healthy(x.evidence_ranks[k]) || size_t(i) >= x.step_ms[k].size()) continue;
+      const double step = x.step_ms[k][size_t(i)];
+      const double idle_i = size_t(i) < x.idle_ms[k].size() ? x.idle_ms[k][size_t(i)] : 0;
+      const double comm_i = size_t(i) < x.comm_ms[k].size() ? x.comm_ms[k][size_t(i)] : 0;
+      compute.push_back(step - idle_i - comm_i), idle.push_back(idle_i);
+    }
+    ref.compute_ms += median(compute) / n, ref.idle_ms += median(idle) / n;
+  }
+  std::map<int32_t, double> p2p_wait;  // rank -> ns over the phase
+  const auto& rec = *x.op_records;
+  for (const auto& m : rec.members) {
+    const auto& op = rec.ops[m.op];
+    if (op.iteration >= w.first && op.iteration < w.end && op.comm < x.comms.size() && x.comms[op.comm].p2p && healthy(m.rank))
+      p2p_wait[m.rank] += double(std::max<int64_t>(m.wait, 0));
+  }
+  std::vector<double> waits;
+  for (int32_t r : x.evidence_ranks)
+    if (healthy(r)) waits.push_back(p2p_wait.count(r) ? p2p_wait[r] / 1e6 / n : 0.0);
+  ref.p2p_wait_ms = median(waits);
+  return ref;
+}
+
+// One phase replayed with every change: its what-if rows and its waterfall.
+struct PhaseReplay {
+  const CrossRankResults& x;
+  const Window& w;
+  const c::WhatIfReplay& replay;
+  double base = 0;
+  std::vector<WhatIfRow> rows;
+  WaterfallInput fall;
+
+  double step_of(double makespan) const { return base > 0 ? w.step_ms * makespan / base : w.step_ms; }
+  void add(std::string change, std::string kind, std::vector<int32_t> ranks, const c::WhatIfChange& ch) {
+    WhatIfRow r;
+    r.change = std::move(change), r.kind = std::move(kind), r.ranks = std::move(ranks);
+    r.step_ms = step_of(ch.ranks.empty() && ch.comms.empty() && !ch.hide_communication && !ch.balance_stages ? base
+                                                                                                            : replay.replay(ch));
+    r.speedup = r.step_ms > 0 ? w.step_ms / r.step_ms : 1;
+    r.from_iteration = w.from_number, r.to_iteration = w.to_number;
+    rows.push_back(std::move(r));
+  }
+  void run();
+};
+
+void PhaseReplay::run() {
+  add("as measured", "measured", {}, {});
+  c::WhatIfChange all;
+  constexpr size_t kMaxRankRows = 16;  // a row each for the first 16 stragglers (blame order); all below
+  for (const auto& s : x.verdict.stragglers) {
+    c::WhatIfChange one;
+    one.ranks = {s.rank};
+    if (s.cause == c::Cause::SlowLink) one.links = {s.rank};
+    const bool row = all.ranks.size() < kMaxRankRows;
+    all.ranks.push_back(s.rank), all.links.insert(all.links.end(), one.links.begin(), one.links.end());
+    if (!row) continue;
+    const std::string label = fmt::format("rank {} ({})", s.rank, c::cause_name(s.cause));
+    add(label + " at its peers' median", "fix_rank", {s.rank}, one);
+    fall.fixes.push_back({"straggler", label, {s.rank}, rows.back().step_ms});
+  }
+  for (const auto& link : x.verdict.slow_links) {  // the link at its like's transfer time
+    c::WhatIfChange l;
+    for (size_t ci = 0; ci < x.comms.size(); ++ci)
+      if (std::find(link.communicators.begin(), link.communicators.end(), x.comms[ci].name) != link.communicators.end())
+        l.comms.push_back(uint32_t(ci));
+    if (l.comms.empty()) continue;
+    all.comms.insert(all.comms.end(), l.comms.begin(), l.comms.end());
+    const std::string label = "slow link (" + common::printable(fmt::format("{}", fmt::join(link.hosts, ", "))) + ")";
+    add(label + " at its like's speed", "fix_link", {}, l);
+    fall.fixes.push_back({"slow_link", label, {}, rows.back().step_ms});
+  }
+  const bool any_fix = !all.ranks.empty() || !all.comms.empty();
+  fall.fixed_ms = any_fix ? step_of(replay.replay(all)) : w.step_ms;
+  if (all.ranks.size() + (all.comms.empty() ? 0 : 1) > 1) {
+    add(all.comms.empty() ? fmt::format("ranks {} at their peers' median", fmt::join(all.ranks, ", "))
+                          : "every straggler and slow link fixed",
+        "fix_all", all.ranks, all);
+  }
+  if (replay.stages() > 1) {
+    c::WhatIfChange b;
+    b.balance_stages = true;
+    add("pipeline stages balanced", "balance_stages", {}, b);
+  }
+  c::WhatIfChange h;
+  h.hide_communication = true;
+  add("exposed communication hidden", "hide_communication", {}, h);
+  all.hide_communication = true;
+  fall.fixed_hidden_ms = any_fix ? step_of(replay.replay(all)) : rows.back().step_ms;
+}
+
+}  // namespace
+
+PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work) {
+  PostMortem out;
+  if (!x.op_records) return out;
+  const auto phases = phases_of(x);
+  for (size_t p = 0; p < phases.size(); ++p) {
+    const Window& w = phases[p];
+    const c::WhatIfReplay replay(inputs_of(x, w, work));
+    // Changes are measured against the replay unchanged (it differs from the measured makespan
+    // only where a stream's next op was recorded a hair before its previous one ended).
+    PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), {}, {}};
+    if (replay.ops() == 0 || pr.base <= 0) continue;
+    pr.run();
+    const Reference ref = reference_of(x, w);
+    pr.fall.phase = int32_t(p), pr.fall.from_iteration = w.from_number, pr.fall.to_iteration = w.to_number;
+    pr.fall.step_ms = w.step_ms, pr.fall.compute_ms = ref.compute_ms, pr.fall.idle_ms = ref.idle_ms;
+    pr.fall.p2p_wait_ms = replay.stages() > 1 ? ref.p2p_wait_ms : -1;
+    for (auto& row : waterfall(pr.fall)) out.waterfall.push_back(std::move(row));
+    if (p + 1 == phases.size()) out.what_if = std::move(pr.rows);  // the state the run ended in
+  }
+  return out;
+}
+
+}  // namespace straggler::analyses
