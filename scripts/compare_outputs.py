@@ -48,9 +48,11 @@ NEW_GROUPS = {"/layout",
               # issue 21: the scaling analysis
               "/scaling", "/scaling/groups", "/scaling/rows",
               # issue 22: MFU
-              "/mfu", "/mfu/iterations", "/mfu/phases", "/walls"}
-NEW_PREFIXES = ("/pipeline/", "/scaling/", "/mfu/", "/walls/")  # every dataset under these is new (issues 20-22)
-NEW_SUMMARY_KEYS = {"pipeline", "scaling", "mfu", "walls"}  # contract keys an analysis now fills (null or [] before)
+              "/mfu", "/mfu/iterations", "/mfu/phases", "/walls",
+              # issue 22: what-if replay and waterfall
+              "/what_if", "/waterfall"}
+NEW_PREFIXES = ("/pipeline/", "/scaling/", "/mfu/", "/walls/", "/what_if/", "/waterfall/")  # every dataset under these is new (issues 20-22)
+NEW_SUMMARY_KEYS = {"pipeline", "scaling", "mfu", "walls", "what_if", "waterfall"}  # contract keys an analysis now fills (null or [] before)
 NEW_ATTRS = {  # group -> attributes only the new file has (issue 19)
     "/": {"format_version"},
     "/clock": {"matched_ops", "unaligned_ranks", "distrusted_edges", "not_corrected_because"},
@@ -180,7 +182,7 @@ def without_new_sections(report):
     "collectives by size and span", and their indented lines), so the rest can be compared with an older binary's."""
     out, skip = [], False
     for line in report.split("\n"):
-        if line in ("pipeline:", "MFU (model FLOPs utilisation):") or line.startswith(("collectives by size and span", "which wall")):
+        if line in ("pipeline:", "MFU (model FLOPs utilisation):") or line.startswith(("collectives by size and span", "which wall", "post-mortem")):
             skip = True
             if out and out[-1] == "":
                 out.pop()  # the blank line the section opens with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/plot_stragglers.py, plot_findings.py, plot_pipeline.py and plot_scaling.py on a small simulated run with a straggler,
+# scripts/plot_stragglers.py, plot_findings.py, plot_pipeline.py, plot_scaling.py and plot_waterfall.py on a small simulated run with a straggler,
 # on a healthy run and on a single rank (no communicators): each writes the 4 PNG files,
 # non-empty, and prints their paths.
 # Usage: SS_BUILD=/path/to/build tests/test_plots.sh
@@ -95,9 +95,20 @@ with h5py.File(sys.argv[1]) as f:
 EOF
 echo "ok: scaling"
 
+# plot_waterfall.py: one scan (its phases), two side by side, and the single rank (no waterfall: a note).
+for args in "straggler" "healthy straggler" "single"; do
+  files=(); for h5 in $args; do files+=("$TMP/$h5.h5"); done
+  out="$TMP/waterfall-${args// /-}"
+  "$PY" "$SRC/scripts/plot_waterfall.py" "${files[@]}" "$out" >"$out.log" 2>&1 || { cat "$out.log" >&2; fail "plot_waterfall.py $args"; }
+  png_ok "$out/waterfall.png"
+  grep -qxF "$out/waterfall.png" "$out.log" || fail "$args: waterfall.png not printed"
+done
+echo "ok: waterfall"
+
 # Usage error without arguments.
 if "$PY" "$SRC/scripts/plot_stragglers.py" >/dev/null 2>&1; then fail "no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_findings.py" >/dev/null 2>&1; then fail "plot_findings.py: no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_pipeline.py" >/dev/null 2>&1; then fail "plot_pipeline.py: no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_scaling.py" >/dev/null 2>&1; then fail "plot_scaling.py: no usage error without arguments"; fi
+if "$PY" "$SRC/scripts/plot_waterfall.py" >/dev/null 2>&1; then fail "plot_waterfall.py: no usage error without arguments"; fi
 echo "PASS"

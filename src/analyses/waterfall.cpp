@@ -8,7 +8,7 @@ std::vector<WaterfallRow> waterfall(const WaterfallInput& in) {
   std::vector<WaterfallRow> out;
   auto add = [&](std::string part, std::string label, std::vector<int32_t> ranks, double ms) {
     WaterfallRow r;
-    r.phase = in.phase, r.from_iteration = in.from_iteration, r.to_iteration = in.to_iteration;
+    r.phase = in.phase, r.from_iteration = in.from_iteration, r.to_iteration = in.to_iteration, r.step_ms = in.step_ms;
     r.part = std::move(part), r.label = std::move(label), r.ranks = std::move(ranks), r.ms = ms;
     r.share = in.step_ms > 0 ? ms / in.step_ms : 0;
     out.push_back(std::move(r));
@@ -23,16 +23,16 @@ std::vector<WaterfallRow> waterfall(const WaterfallInput& in) {
     add(f.part, f.label, f.ranks, together * share);
   }
   const double base = in.fixes.empty() ? in.step_ms : in.fixed_ms;
-  add("exposed_communication", "exposed communication (transfers, waiting excluded)", {}, base - in.fixed_hidden_ms);
+  add("exposed_communication", "exposed communication (transfers)", {}, base - in.fixed_hidden_ms);
   add("compute", "compute (the median healthy rank)", {}, in.compute_ms);
-  add("idle", "host and launch idle (GPU waiting on the host)", {}, in.idle_ms);
+  add("idle", "host and launch idle", {}, in.idle_ms);
   double left = in.fixed_hidden_ms - in.compute_ms - in.idle_ms;
   if (in.p2p_wait_ms >= 0) {
     const double bubble = std::clamp(in.p2p_wait_ms, 0.0, std::max(left, 0.0));
-    add("pipeline_bubble", "pipeline bubble (waits at pipeline sends and receives)", {}, bubble);
+    add("pipeline_bubble", "pipeline bubble (p2p waits)", {}, bubble);
     left -= bubble;
   }
-  add("waiting", "waiting and the rest (synchronisation, what the model misses)", {}, left);
+  add("waiting", "waiting and the rest", {}, left);
   return out;
 }
 

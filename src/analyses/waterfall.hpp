@@ -10,6 +10,7 @@ namespace straggler::analyses {
 struct WaterfallRow {
   int32_t phase = 0;
   int64_t from_iteration = -1, to_iteration = -1;  // iteration numbers, inclusive
+  double step_ms = 0;  // the phase's measured mean step (the parts add up to it)
   std::string part;   // straggler, slow_link, exposed_communication, compute, idle, pipeline_bubble, waiting
   std::string label;  // in words
   std::vector<int32_t> ranks;

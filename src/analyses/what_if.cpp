@@ -52,6 +52,7 @@ const tables::Table<WaterfallRow>& waterfall_table() {
       tables::Distribution::Replicated,
       {col("phase", &R::phase, "", "0 = the first steady phase; phases part at the job's change points"),
        col("from_iteration", &R::from_iteration), col("to_iteration", &R::to_iteration, "", "inclusive"),
+       col("step_ms", &R::step_ms, "ms", "the phase's measured mean step: its parts add up to it"),
        col("part", &R::part, "", "straggler, slow_link, exposed_communication, compute, idle, pipeline_bubble or waiting"),
        col("label", &R::label, "", "in words"), col("ranks", &R::ranks, "", "the straggler's rank"),
        col("ms", &R::ms, "ms", "per step"), col("share", &R::share, "", "of the phase's mean step")},
@@ -135,7 +136,7 @@ std::string waterfall_json(const std::vector<WaterfallRow>& rows) {
     if (i == 0 || rows[i - 1].phase != r.phase) {
       if (i) j.end_array().end_object();
       j.begin_object().key("from_iteration").value(r.from_iteration).key("to_iteration").value(r.to_iteration);
-      j.key("step_ms").value(r.share > 0 ? r.ms / r.share : 0.0).key("parts").begin_array();
+      j.key("step_ms").value(r.step_ms).key("parts").begin_array();
     }
     j.begin_object().key("part").value(r.part).key("label").value(r.label).key("ms").value(r.ms).key("share").value(r.share);
     j.key("ranks").begin_array();
