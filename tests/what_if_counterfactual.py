@@ -37,14 +37,14 @@ def run(cmd, log):
         return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=600).returncode
 
 
-def scan(args, work, name, opts, faults):
+def scan(args, work, name, opts, faults, scan_opts=()):
     d = os.path.join(work, name)
     cmd = [args.sim_bin, d] + opts + NOISE
     for f in faults:
         cmd += ["--fault", f]
     if run(cmd, d + ".sim.log") != 0:
         raise RuntimeError(f"{name}: the generator failed ({d}.sim.log)")
-    if run([args.scan_bin, d, "-o", d + ".h5", "--summary", d + ".json"], d + ".scan.log") != 0:
+    if run([args.scan_bin, d, "-o", d + ".h5", "--summary", d + ".json", *scan_opts], d + ".scan.log") != 0:
         raise RuntimeError(f"{name}: the scan failed ({d}.scan.log)")
     with open(d + ".json") as f:
         return json.load(f)
@@ -100,6 +100,31 @@ def check_balance(args, work, label, opts):
     return [] if ok else [f"{label}: balance off by {100 * err:+.2f}%"]
 
 
+def check_mfu(args, work):
+    """A late slow GPU on a run with a GPU name and model FLOPs: the MFU after fixing it is within
+    2% of the MFU of the run without the fault; the report's post-mortem paragraph says so."""
+    opts = ["--layout", "2x2x8", "--seed", "14", "--schema", "3.0", "--gpu-name", "NVIDIA H100 80GB HBM3",
+            "--model-flops-per-step", "2e15"]
+    flops = ["--model-flops-per-step", "2e15"]
+    faulty = scan(args, work, "mfu_f", opts, ["slow_gpu:17:8:1.3"], flops)
+    truth = scan(args, work, "mfu_h", opts, [], flops)
+    want = truth["mfu"]["mfu"]
+    fix = [c for c in faulty["what_if"]["changes"] if c["kind"] == "fix_rank" and c["ranks"] == [17]]
+    if not fix or "mfu" not in fix[0]:
+        return ["mfu: no MFU on the fix of rank 17"]
+    err = fix[0]["mfu"] / want - 1
+    ok = abs(err) <= 0.02
+    print(f"{'ok  ' if ok else 'FAIL'} mfu: fixing rank 17 gives MFU {100 * fix[0]['mfu']:.2f}%, the run without the fault "
+          f"{100 * want:.2f}% ({100 * err:+.2f}%), measured {100 * faulty['what_if']['mfu_actual']:.2f}%")
+    with open(os.path.join(work, "mfu_f.scan.log")) as f:
+        report = f.read()
+    para = [line for line in report.splitlines() if line.startswith("post-mortem")]
+    failed = [] if ok else [f"mfu: off by {100 * err:+.2f}%"]
+    if not para or "MFU" not in para[0] or "rank 17 (slow_gpu) costs" not in para[0]:
+        failed.append(f"mfu: the post-mortem paragraph does not name MFU and rank 17: {para[:1]}")
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scan-bin", required=True)
@@ -123,6 +148,10 @@ def main():
                     failed += check_case(args, work, label, opts + extra, faults)
                 except (RuntimeError, subprocess.TimeoutExpired, KeyError, TypeError) as e:
                     failed.append(f"{label}: {e}")
+        try:
+            failed += check_mfu(args, work)
+        except (RuntimeError, subprocess.TimeoutExpired, KeyError, TypeError) as e:
+            failed.append(f"mfu: {e}")
         for cs in [None, 21] if args.cases == "all" else [None]:
             extra = [] if cs is None else ["--conventions", "random", "--conventions-seed", str(cs)]
             label = "balance" if cs is None else f"balance_conv{cs}"

@@ -47,6 +47,7 @@ std::string paragraph(const PostMortem& pm, const std::vector<MfuPhase>& mfu) {
   else if (mfu.size() == 1)
     s = fmt::format("MFU {:.0f}%: ", 100 * mfu.front().mfu);
   const double last_mfu = mfu.empty() ? 0 : mfu.back().mfu * mfu.back().step_ms / m.step_ms;  // over the replayed window
+  // (the window is the last MFU phase, cut at the same change points; the ratio corrects what differs)
   // The costliest fix in the last phase's waterfall (its part of the step), with its own what-if row.
   const WaterfallRow* worst = nullptr;
   const int32_t last_phase = pm.waterfall.empty() ? 0 : pm.waterfall.back().phase;
@@ -73,6 +74,11 @@ std::string paragraph(const PostMortem& pm, const std::vector<MfuPhase>& mfu) {
 }
 
 }  // namespace
+
+double window_mfu(const std::string& mfu_json, double step_ms) {
+  const auto mfu = mfu_phases(mfu_json);
+  return mfu.empty() || step_ms <= 0 ? 0 : mfu.back().mfu * mfu.back().step_ms / step_ms;
+}
 
 std::string post_mortem_report(const PostMortem& pm, const std::string& mfu_json) {
   if (pm.what_if.empty()) return "";

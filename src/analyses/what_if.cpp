@@ -60,6 +60,13 @@ const tables::Table<WaterfallRow>& waterfall_table() {
   return t;
 }
 
+// The mfu analysis's summary value (registered before this one), "null" without it.
+std::string mfu_json(const RunSummaryInput& all) {
+  for (const auto& [k, v] : all.analysis_keys)
+    if (k == "mfu") return v;
+  return "null";
+}
+
 class WhatIf : public Analysis {
  public:
   void finish(Transport& t, const RunResults& run) override {
@@ -80,16 +87,14 @@ class WhatIf : public Analysis {
     out.tables.push_back(what_if_table().materialize(pm_.what_if));
     out.tables.push_back(waterfall_table().materialize(pm_.waterfall));
   }
-  std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput&) const override {
-    return {{"what_if", what_if_json(pm_.what_if)}, {"waterfall", waterfall_json(pm_.waterfall)}};
+  std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput& all) const override {
+    const double mfu = pm_.what_if.empty() ? 0 : window_mfu(mfu_json(all), pm_.what_if.front().step_ms);
+    return {{"what_if", what_if_json(pm_.what_if, mfu)}, {"waterfall", waterfall_json(pm_.waterfall)}};
   }
   // The post-mortem section: the paragraph (with MFU where the mfu analysis, registered before
   // this one, published it), the last phase's waterfall, the what-if table.
   ReportSection report(const RunResults&, const RunSummaryInput& all) const override {
-    std::string mfu = "null";
-    for (const auto& [k, v] : all.analysis_keys)
-      if (k == "mfu") mfu = v;
-    return {ReportPart::Verdict, post_mortem_report(pm_, mfu)};
+    return {ReportPart::Verdict, post_mortem_report(pm_, mfu_json(all))};
   }
   void load(const std::string& h5) override {  // absent: a scan from before the analysis
     if (h5read::exists(h5, "/what_if")) pm_.what_if = tables::read_rows(h5, what_if_table());
@@ -109,7 +114,7 @@ const WhatIfRow* ideal_row(const std::vector<WhatIfRow>& rows) {
   return best;
 }
 
-std::string what_if_json(const std::vector<WhatIfRow>& rows) {
+std::string what_if_json(const std::vector<WhatIfRow>& rows, double mfu) {
   JsonWriter j;
   if (rows.empty()) return j.null().str();
   const WhatIfRow& measured = rows.front();
@@ -118,9 +123,11 @@ std::string what_if_json(const std::vector<WhatIfRow>& rows) {
   j.begin_object().key("step_ms_actual").value(measured.step_ms).key("step_ms_ideal").value(ideal_ms);
   j.key("slowdown").value(ideal_ms > 0 ? measured.step_ms / ideal_ms : 1.0);
   j.key("from_iteration").value(measured.from_iteration).key("to_iteration").value(measured.to_iteration);
+  if (mfu > 0) j.key("mfu_actual").value(mfu);
   j.key("changes").begin_array();
   for (size_t i = 1; i < rows.size(); ++i) {
     j.begin_object().key("change").value(rows[i].change).key("step_ms").value(rows[i].step_ms);
+    if (mfu > 0 && rows[i].step_ms > 0) j.key("mfu").value(mfu * measured.step_ms / rows[i].step_ms);
     j.key("speedup").value(rows[i].speedup).key("kind").value(rows[i].kind).key("ranks").begin_array();
     for (int32_t r : rows[i].ranks) j.value(int64_t(r));
     j.end_array().end_object();

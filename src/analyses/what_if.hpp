@@ -23,7 +23,11 @@ struct WhatIfRow {
 // null when there is none.
 const WhatIfRow* ideal_row(const std::vector<WhatIfRow>& rows);
 // Summary value of `what_if` (../shared/docs/summary-contract.md): null without rows.
-std::string what_if_json(const std::vector<WhatIfRow>& rows);
+// `mfu`: the MFU over the replayed window (window_mfu; 0: unknown): with it, each change's MFU.
+std::string what_if_json(const std::vector<WhatIfRow>& rows, double mfu = 0);
+// The MFU over a window ending with the run, whose mean step is `step_ms`, from the mfu analysis's
+// summary value (its last phase); 0 without MFU.
+double window_mfu(const std::string& mfu_json, double step_ms);
 
 // The post-mortem of a run: what-if rows of its last phase, the waterfall of every phase.
 struct PostMortem {
