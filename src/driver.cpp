@@ -22,6 +22,7 @@
 #include "collectives/nccl_annotate.hpp"
 #include "ranks/profile_reader.hpp"
 #include "report.hpp"
+#include "compare_command.hpp"
 #include "scaling_command.hpp"
 #include "rows.hpp"
 #include "scan_load.hpp"
@@ -340,6 +341,7 @@ void publish(Transport& t, const Scan& scan, const Options& opt) {
 int run_analysis(Transport& t, const Options& opt) {
   if (opt.command == Options::Command::Report) return run_report(t, opt);
   if (opt.command == Options::Command::Scaling) return run_scaling(t, opt);
+  if (opt.command == Options::Command::Compare) return run_compare(t, opt);
   return run_analysis(t, opt, [](const std::string& path) { return collectives::read_annotated(path); });
 }
 

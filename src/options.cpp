@@ -117,6 +117,42 @@ bool parse_scaling(int argc, char** argv, Options& out, bool silent) {
   return true;
 }
 
+// `straggler-scan compare GOOD BAD [-o OUT.h5] [--summary S.json] [--model-flops-per-step F] ...`.
+bool parse_compare(int argc, char** argv, Options& out, bool silent) {
+  out.output = "straggler-compare.h5";
+  po::options_description visible(
+      "straggler-scan compare: what changed between a good run and a bad one (docs/compare.md)\n\n"
+      "Usage: [mpirun -n P] straggler-scan compare GOOD BAD [-o OUT.h5] [--summary OUT.json]\n"
+      "Each is a run directory (scanned here) or the HDF5 of an earlier scan (read, not re-scanned).\n\nOptions");
+  std::string flops, gpu, peak, precision;
+  visible.add_options()("help,h", "show this help")("output,o", po::value(&out.output)->default_value(out.output),
+                                                    "HDF5 output file")(
+      "summary", po::value(&out.summary), "also write the comparison as JSON (key `compare`)")(
+      "model-flops-per-step", po::value(&flops), "the model's FLOPs per step, for MFU (run directories)")(
+      "gpu", po::value(&gpu), "NAME: the GPU model where the export names none (run directories)")(
+      "peak-tflops", po::value(&peak), "one GPU's dense peak (run directories)")(
+      "precision", po::value(&precision), "bf16 (default), fp16 or fp8 (run directories)")(
+      "quiet,q", po::bool_switch(&out.quiet), "print only errors")(
+      "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
+      "under mpirun: seconds a process may give no sign of life before the job ends (0: forever)");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&out.inputs));
+  const po::variables_map vm = parse_with(argc - 1, argv + 1, visible, hidden, "input", "compare: ", "compare --help");
+  if (vm.count("help")) {
+    if (!silent) std::cout << visible << "\n";
+    return false;
+  }
+  if (out.inputs.size() != 2) throw common::UsageError("compare: give two runs or scans, GOOD then BAD (see compare --help)");
+  check_timeout(out.timeout_s);
+  out.command = Options::Command::Compare;
+  for (const auto& a : analysis_registry())
+    for (const auto& o : a.options) out.analysis_options[o.name] = o.default_value;
+  out.analysis_options["model-flops-per-step"] = flops, out.analysis_options["gpu"] = gpu;
+  out.analysis_options["peak-tflops"] = peak, out.analysis_options["precision"] = precision;
+  record_command_line(argc, argv, out);
+  return true;
+}
+
 // The parsed values that need a check or a conversion. Throws common::UsageError.
 void take_values(const po::variables_map& vm, Options& out) {
   out.clock_correction = !vm.count("no-clock-correction");
@@ -151,11 +187,13 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
   // A subcommand is the first argument; a run directory named "report" is given as ./report.
   if (argc >= 2 && std::string(argv[1]) == "report") return parse_report(argc, argv, out, silent);
   if (argc >= 2 && std::string(argv[1]) == "scaling") return parse_scaling(argc, argv, out, silent);
+  if (argc >= 2 && std::string(argv[1]) == "compare") return parse_compare(argc, argv, out, silent);
   po::options_description visible(
       "straggler-scan: why is a distributed GPU training job slow?\n\n"
       "Usage: [mpirun -n P] straggler-scan RUN_DIR... [-o OUT.h5] [--summary OUT.json]\n"
       "       [mpirun -n P] straggler-scan report SCAN.h5 [--summary OUT.json]   (the report of a saved scan)\n"
       "       [mpirun -n P] straggler-scan scaling RUN_OR_SCAN... [-o OUT.h5]        (scaling cliffs across runs)\n"
+      "       [mpirun -n P] straggler-scan compare GOOD BAD [-o OUT.h5]            (what changed between two runs)\n"
       "Alone it runs in one process without MPI; under mpirun (or srun) the profiles are spread over the\n"
       "processes.\n\nOptions");
   visible.add_options()("help,h", "show this help")("version", "show the version")(

@@ -15,7 +15,7 @@ namespace straggler {
 struct Options {
   // `straggler-scan report SCAN.h5`: print the report (and --summary) of a saved scan.
   // `straggler-scan scaling RUN_OR_SCAN...`: scaling cliffs across runs (docs/scaling-cliffs.md).
-  enum class Command : uint8_t { Scan, Report, Scaling } command = Command::Scan;
+  enum class Command : uint8_t { Scan, Report, Scaling, Compare } command = Command::Scan;
   std::string scan_file;            // report: the HDF5 of a scan
   std::vector<std::string> inputs;  // run directories or profile files
   std::string output = "straggler-scan.h5";

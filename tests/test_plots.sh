@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/plot_stragglers.py, plot_findings.py, plot_pipeline.py, plot_scaling.py and plot_waterfall.py on a small simulated run with a straggler,
+# scripts/plot_stragglers.py, plot_findings.py, plot_pipeline.py, plot_scaling.py, plot_waterfall.py and plot_compare.py on a small simulated run with a straggler,
 # on a healthy run and on a single rank (no communicators): each writes the 4 PNG files,
 # non-empty, and prints their paths.
 # Usage: SS_BUILD=/path/to/build tests/test_plots.sh
@@ -105,10 +105,19 @@ for args in "straggler" "healthy straggler" "single"; do
 done
 echo "ok: waterfall"
 
+# plot_compare.py: `straggler-scan compare` of the healthy and the straggler runs.
+"$SCAN" compare "$TMP/healthy.h5" "$TMP/straggler.h5" -q -o "$TMP/compare.h5" || fail "straggler-scan compare"
+"$PY" "$SRC/scripts/plot_compare.py" "$TMP/compare.h5" "$TMP/compare-plots" >"$TMP/compare.log" 2>&1 ||
+  { cat "$TMP/compare.log" >&2; fail "plot_compare.py"; }
+png_ok "$TMP/compare-plots/compare.png"
+grep -qxF "$TMP/compare-plots/compare.png" "$TMP/compare.log" || fail "compare.png not printed"
+echo "ok: compare"
+
 # Usage error without arguments.
 if "$PY" "$SRC/scripts/plot_stragglers.py" >/dev/null 2>&1; then fail "no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_findings.py" >/dev/null 2>&1; then fail "plot_findings.py: no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_pipeline.py" >/dev/null 2>&1; then fail "plot_pipeline.py: no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_scaling.py" >/dev/null 2>&1; then fail "plot_scaling.py: no usage error without arguments"; fi
 if "$PY" "$SRC/scripts/plot_waterfall.py" >/dev/null 2>&1; then fail "plot_waterfall.py: no usage error without arguments"; fi
+if "$PY" "$SRC/scripts/plot_compare.py" >/dev/null 2>&1; then fail "plot_compare.py: no usage error without arguments"; fi
 echo "PASS"

@@ -172,9 +172,9 @@ fs::path make_run(const std::string& name, int n, const std::string& args) {
   int st = 0;
   auto out = testsh::sh(kSim + " " + run.string() + " --layout 1x1x" + std::to_string(n) + " --hosts " + std::to_string(n / 8) +
                             " --iterations 3 --layers 1 --microbatches 1 " + args, &st);
-  EXPECT_EQ(st, 0) << out;
+  if (st != 0) ADD_FAILURE() << "straggler-sim " << name << " exit " << st << "\n" << out;
   out = testsh::sh(kScan + " " + run.string() + " -o " + h5.string() + " --quiet", &st);
-  EXPECT_EQ(st, 0) << out;
+  if (st != 0) ADD_FAILURE() << "straggler-scan " << name << " exit " << st << "\n" << out;
   return h5;
 }
 

@@ -23,6 +23,7 @@ std::vector<AnalysisInfo> builtin_analyses() {
       {"scaling", "collective time and bus bandwidth by size and span, against the fabric model and their like", scaling,
        {{"fabric", "FILE: link classes' latency and bus bandwidth (docs/fabric.md)", ""},
         {"topology", "FILE: `HOSTNAME RACK POD` per line (docs/scaling-cliffs.md)", ""}}},
+      {"kernel_names", "each kernel name's count and time per rank over its steady window (what `compare` diffs)", plain(kernel_names)},
       {"walls", "which wall the step hits: steady GPU time split into compute, memory, other, exposed communication and idle", plain(walls)},
       {"mfu", "model FLOPs utilisation per iteration and between change points (docs/mfu.md)", mfu,
        {{"gpu", "NAME: the GPU model when the export names none, or to override (docs/mfu.md lists them)", ""},

@@ -101,6 +101,8 @@ class WhatIf : public Analysis {
     if (h5read::exists(h5, "/waterfall")) pm_.waterfall = tables::read_rows(h5, waterfall_table());
   }
 
+  const PostMortem& result() const { return pm_; }
+
  private:
   PostMortem pm_;
 };
@@ -155,5 +157,11 @@ std::string waterfall_json(const std::vector<WaterfallRow>& rows) {
 }
 
 std::unique_ptr<Analysis> what_if() { return std::make_unique<WhatIf>(); }
+
+PostMortem const* post_mortem_of(const std::vector<std::unique_ptr<Analysis>>& analyses) {
+  for (const auto& a : analyses)
+    if (const auto* w = dynamic_cast<const WhatIf*>(a.get())) return &w->result();
+  return nullptr;
+}
 
 }  // namespace straggler::analyses

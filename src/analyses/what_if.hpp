@@ -1,6 +1,7 @@
 // What-if replay rows (src/analyses/what_if.cpp, docs/what-if.md).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 
 namespace straggler {
 struct CrossRankResults;
+class Analysis;
 }
 
 namespace straggler::analyses {
@@ -37,6 +39,8 @@ struct PostMortem {
 // Process 0 (the op records are there): every phase replayed (src/analyses/what_if_phases.cpp).
 // `work`: each rank's steady compute time (the stage balance).
 PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work);
+// The post-mortem a scan's what_if analysis holds (null when it has none): `compare` reads it.
+PostMortem const* post_mortem_of(const std::vector<std::unique_ptr<Analysis>>& analyses);
 // Summary value of `waterfall`: per phase its range, step and parts ([] without).
 std::string waterfall_json(const std::vector<WaterfallRow>& rows);
 // The report's post-mortem section; `mfu_json`: the mfu analysis's summary value ("null": none).

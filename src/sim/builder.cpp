@@ -137,7 +137,9 @@ class Builder {
     return f;
   }
   void compute(Kernel k, double base_us, bool in_mb, bool waits_dp = false) {
-    const double f = compute_factor(in_mb) * (in_mb ? hot_[k == kFlashBwd] : 1.0);
+    double f = compute_factor(in_mb) * (in_mb ? hot_[k == kFlashBwd] : 1.0);
+    for (const Fault& x : o_.faults)
+      if (x.kind == FaultKind::SlowKernel && x.count == int(k)) f *= x.factor;
     auto one = [&](bool dp) {
       before_launch();
       Op& op = push(OpType::Compute, k, int64_t(rng_.uniform(5, 8) * kUs), int64_t(base_us * kUs * f * jit()), gap());

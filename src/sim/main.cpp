@@ -52,6 +52,7 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       "Usage: straggler-sim OUT_DIR [options]\n"
       "Faults: slow_gpu:RANK:FROM_ITER:FACTOR  host_delay:RANK:FROM_ITER:MS  extra_work:RANK:FROM_ITER:FACTOR\n"
       "        slow_link:HOST_A:HOST_B:FACTOR  stage_imbalance:STAGE:FACTOR  slow_p2p:FACTOR  hang:RANK:ITER  crash:RANK:ITER\n"
+      "        slow_kernel:KIND:FACTOR (KIND: ln_fwd gemm_fwd flash_fwd elementwise softmax optimizer ln_bwd gemm_dgrad gemm_wgrad flash_bwd)\n"
       "Root-cause patterns (RANK a rank or `all`; truth.json lists them under \"findings\"):\n"
       "        gc_pause:RANK:EVERY:MS  sync:RANK:MS  nccl_compute:RANK  h2d:RANK:MIB  small_kernels:RANK:COUNT\n"
       "        compile:RANK:MS  hotspot:RANK:SHARE  slow_host:RANK:US   (see src/sim/SPEC.md)\n"

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -30,6 +31,7 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::SlowP2P: return "slow_p2p";
     case FaultKind::Hang: return "hang";
     case FaultKind::Crash: return "crash";
+    case FaultKind::SlowKernel: return "slow_kernel";
     case FaultKind::GcPause: return "gc_pause";
     case FaultKind::Sync: return "sync";
     case FaultKind::NcclCompute: return "nccl_compute";
@@ -40,6 +42,15 @@ const char* fault_kind_name(FaultKind k) {
     case FaultKind::SlowHost: return "slow_host";
   }
   return "?";
+}
+
+// slow_kernel:KIND:FACTOR: KIND one of the model's kernels (SPEC.md); -1 for another word.
+int slow_kernel_index(const std::string& kind) {
+  static const char* const kinds[] = {"ln_fwd", "gemm_fwd", "flash_fwd", "elementwise", "softmax", "optimizer",
+                                      "ln_bwd", "gemm_dgrad", "gemm_wgrad", "flash_bwd"};
+  for (int i = 0; i < int(std::size(kinds)); ++i)
+    if (kind == kinds[i]) return i;
+  return -1;
 }
 
 Fault parse_fault(const std::string& spec) {
@@ -101,10 +112,12 @@ Fault parse_fault(const std::string& spec) {
       f.kind = FaultKind::StageImbalance;
       f.stage = num_i(1);
       f.factor = num_d(2);
+    } else if (k == "slow_kernel") {
+      if (p.size() != 3 || slow_kernel_index(p[1]) < 0) throw bad();
+      f.kind = FaultKind::SlowKernel, f.count = slow_kernel_index(p[1]), f.factor = num_d(2);
     } else if (k == "slow_p2p") {
       if (p.size() != 2) throw bad();
-      f.kind = FaultKind::SlowP2P;
-      f.factor = num_d(1);
+      f.kind = FaultKind::SlowP2P, f.factor = num_d(1);
     } else if (k == "hang" || k == "crash") {
       if (p.size() != 3) throw bad();
       f.kind = k == "hang" ? FaultKind::Hang : FaultKind::Crash;
@@ -146,8 +159,9 @@ void validate(const Options& o) {
       fail("slow_link host index out of range");
     if (f.kind == FaultKind::StageImbalance && (f.stage < 0 || f.stage >= o.layout.pp)) fail("stage out of range");
     if (f.kind == FaultKind::SlowP2P && !(f.factor >= 1.0 && f.factor <= 100)) fail("slow_p2p FACTOR must be in [1, 100]");
+    if (f.kind == FaultKind::SlowKernel && !(f.factor > 0 && f.factor <= 100)) fail("slow_kernel FACTOR must be in (0, 100]");
     if (f.rank < 0 && f.kind != FaultKind::SlowLink && f.kind != FaultKind::StageImbalance && f.kind != FaultKind::SlowP2P &&
-        !is_pattern(f.kind))
+        f.kind != FaultKind::SlowKernel && !is_pattern(f.kind))
       fail("fault rank < 0");
     if (f.from_iter < 0) fail("fault iteration < 0");
     if (!is_pattern(f.kind)) continue;

@@ -11,6 +11,7 @@ namespace sim {
 
 enum class FaultKind {
   SlowGpu, HostDelay, ExtraWork, SlowLink, StageImbalance, SlowP2P, Hang, Crash,
+  SlowKernel,  // one kernel (by model kind) FACTOR x longer on every rank: what `compare` must find
   // Root-cause patterns ("Book of Root Causes"): one rank, or every rank (rank -1, spec word `all`).
   GcPause, Sync, NcclCompute, H2D, SmallKernels, Compile, Hotspot, SlowHost
 };
@@ -28,7 +29,7 @@ struct Fault {
   int stage = -1;         // stage_imbalance
   double every = 0.0;     // gc_pause: iterations between pauses
   double mib = 0.0;       // h2d: MiB copied before each microbatch
-  int count = 0;          // small_kernels: tiny kernels after each microbatch's forward
+  int count = 0;          // small_kernels: tiny kernels after each microbatch's forward; slow_kernel: the Kernel
   double share = 0.0;     // hotspot: flash-attention backward's share of the microbatch compute
   double us = 0.0;        // slow_host: CPU cost of each compute launch
   // Whether the fault acts on `r` (patterns with rank -1 act on every rank).

@@ -31,6 +31,8 @@ std::string fault_json(const Fault& f) {
       return fmt::format(R"({{"kind": "{}", "stage": {}, "factor": {}}})", k, f.stage, f.factor);
     case FaultKind::SlowP2P:
       return fmt::format(R"({{"kind": "{}", "factor": {}}})", k, f.factor);
+    case FaultKind::SlowKernel:
+      return fmt::format(R"({{"kind": "{}", "kernel": {}, "factor": {}}})", k, f.count, f.factor);
     case FaultKind::Hang:
     case FaultKind::Crash:
       return fmt::format(R"({{"kind": "{}", "rank": {}, "iteration": {}}})", k, f.rank, f.from_iter);

@@ -1,5 +1,6 @@
 #include "tables/catalog.hpp"
 
+#include "compare_command.hpp"
 #include "cross_rank.hpp"
 #include "tables/collect.hpp"
 
@@ -21,6 +22,7 @@ std::vector<TableSchema> all_schemas() {
   for (const auto& t : rt.tables) add(t);
   for (const auto& st : rt.streamed)
     for (const auto& t : st.tables) add(t);
+  for (const auto& t : compare_table_schemas()) add(t);  // `straggler-scan compare`'s own
   return out;
 }
 

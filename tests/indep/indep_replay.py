@@ -13,6 +13,32 @@ from indep_model import (KERNELS, NCCL_NEW, NCCL_OLD, K, COLL, CPU, MCPY, SYNC, 
                          STORM, PCOPY, GC, JIT, APP, PWAIT, build_program)
 
 
+MASK64 = (1 << 64) - 1
+
+
+class TracedRandom(random.Random):
+    """A rank's own stream (random.Random(seed), same values) that also keeps a digest of every draw, tagged with
+    the program position that consumed it: two runs whose digests agree gave that rank the same noise at the
+    same places (tests/indep/check_what_if.py compares a faulty run with its counterfactual this way). Both
+    random() and getrandbits() are overridden, so randint/choice keep the getrandbits path of random.Random."""
+
+    def __init__(self, seed, owner):
+        self.owner, self.digest, self.draws = owner, 1469598103934665603, 0
+        super().__init__(seed)
+
+    def random(self):
+        x = super().random()
+        self.digest = ((self.digest ^ hash((self.owner.pc, x))) * 1099511628211) & MASK64
+        self.draws += 1
+        return x
+
+    def getrandbits(self, k):
+        x = super().getrandbits(k)
+        self.digest = ((self.digest ^ hash((self.owner.pc, x))) * 1099511628211) & MASK64
+        self.draws += 1
+        return x
+
+
 class RankState:
     __slots__ = ('c', 'g', 'pc', 'it', 'dead', 'rng', 'speed', 'kern', 'rt', 'nvtx', 'mcpy',
                  'sync', 'corr', 'streams', 'next_stream', 'stopped_at', 'blocked', 'iter_t',
@@ -66,7 +92,8 @@ def simulate(job):
     for r in range(job.n):
         s = RankState()
         s.c = job.rng.randint(0, 300000); s.g = 0; s.pc = 0; s.it = -1; s.dead = None
-        s.rng = random.Random(a.seed * 7919 + r)
+        s.pc = 0
+        s.rng = TracedRandom(a.seed * 7919 + r, s)    # the rank's own stream (same values as Random)
         s.speed = min(1.02, max(0.98, s.rng.gauss(1.0, 0.007)))   # GPUs of one model differ a little
         s.kern, s.rt, s.nvtx, s.mcpy, s.sync = [], [], [], [], []
         s.corr = s.rng.randint(1000, 90000); s.streams = {}; s.stopped_at = None; s.blocked = None
@@ -82,6 +109,10 @@ def simulate(job):
     pending = {}                                   # (commkey, seq) -> {rank: arrival record}
     hold = {}                                      # (rank, iter) -> ns others waited on it (last arriver)
     crng = random.Random(a.seed * 31 + 5)
+    # the shared stream is drawn in the order ops complete in the replay's logical schedule (ranks run until they
+    # block; an op resolves when its last member issues it), which timing never changes; noise_log keeps what
+    # each op drew, so that check_what_if.py can confirm a counterfactual drew the same
+    noise_log = job.noise_log = {}
     bracketed = {r for r in range(job.n) if job.on('nccl_bracketed', r)}
     ev_api = 'cudaEventRecordWithFlags_v11010' if job.new else 'cudaEventRecord_v3020'
 
@@ -153,7 +184,8 @@ def simulate(job):
             kind, members = job.comms[k[0]]
             any_rec = next(iter(arr.values()))
             it = max(v['it'] for v in arr.values())
-            tr = xfer(job, any_rec['cname'], members, any_rec['nbytes'], it) * crng.gauss(1.0, coll_noise)
+            noise = crng.gauss(1.0, coll_noise)
+            tr = xfer(job, any_rec['cname'], members, any_rec['nbytes'], it) * noise
             if any_rec['async'] and not any_rec.get('p2p'):
                 tr *= 1.1                          # shares SMs and memory bandwidth with the backward kernels
             amax = max(v['arr'] for v in arr.values())
@@ -163,8 +195,10 @@ def simulate(job):
                 hk = (last[0], last[1]['it'])
                 hold[hk] = hold.get(hk, 0) + (last[1]['arr'] - prev[1]['arr'])
             woken = set()
-            for m, rec in arr.items():
-                end = int(amax + tr + crng.randint(0, 2000))
+            jit_end = [crng.randint(0, 2000) for _ in arr]
+            noise_log[k] = (noise, tuple(sorted(zip(arr, jit_end))))
+            for (m, rec), dj in zip(arr.items(), jit_end):
+                end = int(amax + tr + dj)
                 sm = st[m]
                 sm.kern.append((rec['arr'], end, rec['stream'], rec['corr'], rec['kname'], 'nccl'))
                 if kind in ('tp', 'pp'):

@@ -17,7 +17,7 @@ from indep_pipe import pipeline_truth
 HOST_STYLES = ['gpu-st-p5-48xlarge-%d', 'dgx-h100-%03d', 'hgx%04d', 'node%02d.cluster.local']
 
 
-def main():
+def make_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('out')
     ap.add_argument('--layout', default='2x2x4', help='TPxPPxDP')
@@ -61,7 +61,11 @@ def main():
                     '(see README.md)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--ddl-dir', default=DEFAULT_DDL_DIR)
-    a = ap.parse_args()
+    return ap
+
+
+def main():
+    a = make_parser().parse_args()
     if a.one_shot:                                     # one compute phase: no steps, no step markers
         a.iters, a.markers = 1, False
     job = Job(a)

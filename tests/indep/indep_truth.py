@@ -1,5 +1,5 @@
 """truth.json of tests/indep/indep_sim.py: what was planted and what of it can be seen."""
-import statistics
+import hashlib, statistics
 
 # fault kind -> (verdict cause, root_cause_hint, other causes a careful reader could defend)
 STRAGGLER_KINDS = {'slow_gpu': ('slow_gpu', None, []), 'host_delay': ('host_delay', None, []),
@@ -142,6 +142,35 @@ def dp_overlap_picture(job, st, stuck_async):
     return rows
 
 
+BATCH_BYTES = 4 * 4096 * 8 * 2                      # the step's batch copy (indep_model.build_program)
+
+
+def counterfactual_truth(job, st, dead):
+    """truth `counterfactual` (what-if family, tests/indep/check_what_if.py): the job's measured step per iteration
+    and digests of the noise every rank and every collective drew, so that a faulty run and the same run without
+    the fault can be compared step for step and shown to share their noise"""
+    starts = {}                                     # rank -> iteration -> start of its batch copy (first GPU op)
+    for r, s in enumerate(st):
+        b = sorted(m[0] for m in s.mcpy if len(m) == 6 and m[5] == 1 and m[4] == BATCH_BYTES)
+        if r not in dead:
+            starts[r] = {i: t for i, t in zip(sorted(s.it_start), b)}
+    steps = {}
+    for i in range(job.a.iters - 1):
+        d = [(v[i + 1] - v[i]) / 1e6 for r, v in starts.items() if i in v and i + 1 in v and r not in dead]
+        if d:
+            steps[str(i)] = round(med(d), 6)
+    nl = getattr(job, 'noise_log', {})
+    h = hashlib.sha1()
+    for k in sorted(nl, key=str):
+        h.update(repr((k, nl[k])).encode())
+    return {'iteration_step_ms': steps,
+            'step_definition': 'iteration i: from the start of its batch H2D copy (the first GPU work of the step) '
+                               'to that of i+1, per rank; the median over ranks',
+            'rank_rng_digest': {str(r): '%016x' % s.rng.digest for r, s in enumerate(st) if hasattr(s.rng, 'digest')},
+            'rank_rng_draws': {str(r): s.rng.draws for r, s in enumerate(st) if hasattr(s.rng, 'draws')},
+            'collective_noise_digest': h.hexdigest()[:16], 'collective_ops': len(nl)}
+
+
 def build_truth(job, st, pending, hold, blocked, dead, hosts, err, files, domain_row, stuck_async):
     a = job.a
     # true step time from the stream-synchronize ends of rank 0's pipeline peers (all ranks finish together)
@@ -254,6 +283,7 @@ def build_truth(job, st, pending, hold, blocked, dead, hosts, err, files, domain
                   'reference_rank': ref,
                   'rank_offset_ms': {str(r): (err[job.host(r)] - err[job.host(ref)]) / 1e6 for r in range(job.n)}},
     }
+    out['counterfactual'] = counterfactual_truth(job, st, dead)
     if serial_note:
         out['findings_note'] = serial_note
     if a.dp_overlap and job.dp > 1:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Independent test matrix for straggler-scan: simulate (tests/indep/indep_sim.py), analyse, check.
-#   tests/indep/run_matrix.sh [--quick | --full | --extras | --pipeline | --scaling] [--seeds "1 2"] [--out DIR] [--keep]
+#   tests/indep/run_matrix.sh [--quick | --full | --extras | --pipeline | --scaling | --what-if] [--seeds "1 2"] [--out DIR] [--keep]
 # SS_SCAN_BIN: the straggler-scan binary (default: build/src/straggler-scan of this checkout).
 # SS_DDL_DIR : folder with the nsys DDL dumps (default ../shared/docs/nsys-ddl next to the checkout).
 # Default: each shape x fault once, conventions rotating, plus the EXTRAS below; --full: every convention
@@ -8,6 +8,9 @@
 # --pipeline: the PIPELINE list only (pipeline schedules and bubble truth, a few minutes on 2 cores).
 # --scaling: the SCALING families only (tests/indep/indep_scaling.py, runs of 64-512 ranks): each run scanned to .h5,
 # then `straggler-scan scaling ... --topology` and tests/indep/check_scaling.py; one results line per family.
+# --what-if: the WHATIF cases only: each faulty run and its counterfactuals (the same seed and options without one
+# fault, and without all of them when there are several) scanned, then tests/indep/check_what_if.py per pair;
+# one results line per pair (~1 minute per seed on 2 cores).
 # Exit 0 when every run passed its checks, 1 otherwise, 77 when the DDL dumps or the binary are absent.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,9 +21,9 @@ MODE=default SEEDS="1" OUT="${TMPDIR:-/tmp}/indep-matrix" KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;; --full) MODE=full ;; --extras) MODE=extras ;; --pipeline) MODE=pipeline ;; --keep) KEEP=1 ;;
-    --scaling) MODE=scaling ;;
+    --scaling) MODE=scaling ;; --what-if) MODE=whatif ;;
     --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;;
-    *) echo "usage: $0 [--quick|--full|--extras|--pipeline|--scaling] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick|--full|--extras|--pipeline|--scaling|--what-if] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
   esac; shift
 done
 [ -x "$BIN" ] || { echo "SKIP: no straggler-scan binary at $BIN (set SS_SCAN_BIN)"; exit 77; }
@@ -151,6 +154,87 @@ print('TOTAL families %d passed %d  (missed/false: the single-run verdict checks
     len(rows), ok))
 sys.exit(0 if ok == len(rows) else 1)
 EOF
+  exit $?
+fi
+
+# What-if counterfactual family (README.md, "What-if counterfactuals"): name | simulator options | faults. For each
+# case the faulty run, then one counterfactual per fault (the same run without that fault: the truth for fixing
+# its rank) and, with several faults, one without any (the truth for fixing all of them together).
+WI="--gpus-per-host 4 --iters 12"
+WHATIF=(
+  "slow_gpu|--layout 2x2x4 $WI|slow_gpu:13:4:1.3"
+  "slow_gpu-host-3.0-markers|--layout 2x2x4 $WI --files host --schema 3.0 --markers|slow_gpu:13:4:1.3"
+  "host_delay|--layout 2x2x4 $WI|host_delay:3:4:10"
+  "extra_work|--layout 2x2x4 $WI|extra_work:9:4:1.5"
+  "two|--layout 2x2x4 $WI|slow_gpu:13:4:1.3 host_delay:3:6:10"
+  "late_onset|--layout 2x2x4 --gpus-per-host 4 --iters 14|slow_gpu:6:10:1.3"
+  "no_pp-2x1x8|--layout 2x1x8 --gpus-per-host 8 --iters 12|slow_gpu:5:4:1.3"
+  "dp_overlap|--layout 2x2x4 $WI --layers 4 --dp-overlap|slow_gpu:6:4:1.3"
+)
+
+if [ $MODE = whatif ]; then
+  for seed in $SEEDS; do
+    for x in "${WHATIF[@]}"; do
+      IFS='|' read -r name opts faults <<< "$x"
+      dir="$OUT/whatif_${name}_s$seed"
+      rm -rf "$dir"; mkdir -p "$dir"; t0=$(date +%s)
+      fl=($faults)
+      variants=("faulty|${fl[*]}")                  # label | faults kept
+      for i in "${!fl[@]}"; do
+        kept=(); for j in "${!fl[@]}"; do [ $j = $i ] || kept+=("${fl[$j]}"); done
+        variants+=("no_$(cut -d: -f1,2 <<< "${fl[$i]}" | tr ':' '_')|${kept[*]}")
+      done
+      [ ${#fl[@]} -gt 1 ] && variants+=("no_faults|")
+      note=ok
+      for v in "${variants[@]}"; do
+        IFS='|' read -r lab keep <<< "$v"
+        fargs=""; for f in $keep; do fargs="$fargs --fault $f"; done
+        simcmd="$HERE/indep_sim.py $dir/$lab --seed $seed --ddl-dir $DDL $opts$fargs"
+        echo "$simcmd" >> "$dir/cmd"
+        $simcmd > "$dir/sim_$lab.log" 2>&1 || { note="sim-error-$lab"; break; }
+        for try in 1 2 3 4 5 6 7 8 9; do [ -x "$BIN" ] && break; sleep 10; done   # another session may be relinking it
+        timeout 600 "$BIN" "$dir/$lab" --summary "$dir/$lab.json" -o "$dir/$lab.h5" -q > "$dir/scan_$lab.log" 2>&1 \
+          || note="scan-$lab-rc=$?"
+      done
+      for v in "${variants[@]:1}"; do
+        lab=${v%%|*}
+        "$HERE/check_what_if.py" "$dir/faulty.json" "$dir/$lab.json" "$dir/faulty/truth.json" --cf-truth "$dir/$lab/truth.json" \
+          --json "$dir/check_$lab.json" > "$dir/check_$lab.log" 2>&1
+        python3 - "$dir/check_$lab.json" "$name" "$seed" "$lab" "$note" "$(( $(date +%s) - t0 ))" "$dir" >> "$RESULTS" <<'PYROW'
+import json, sys
+p, name, seed, lab, note, secs, d = sys.argv[1:]
+try:
+    c = json.load(open(p))
+except (OSError, ValueError):
+    c = {'pass': 0, 'fail': 1}
+def f(k):
+    v = c.get(k)
+    return '%.3f' % v if isinstance(v, (int, float)) else '-'
+print('\t'.join([name, seed, lab, ','.join(map(str, c.get('fix', []))) or '-', f('step_ms_actual'), f('row_step'),
+                 f('cf_step'), f('err_pct'), str(c['pass']), str(c['fail']), note, secs, d]))
+PYROW
+        tail -n1 "$RESULTS" | awk -F'\t' '{printf "%-26s seed %-2s %-18s fix %-5s faulty %8s what-if %8s counterfactual %8s err %6s%% pass=%s fail=%s %s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11}'
+        grep '^FAIL' "$dir/check_$lab.log" | cut -c1-220
+      done
+      [ $KEEP = 1 ] || rm -rf "$dir"/*/ "$dir"/*.h5
+    done
+  done
+  python3 - "$RESULTS" <<'PYSUM'
+import sys
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if l.strip()]
+print()
+print('%-26s %4s %-18s %-5s %9s %9s %9s %7s %4s %4s  %s' % ('case', 'seed', 'counterfactual', 'fix', 'faulty', 'what-if',
+                                                          'cf-truth', 'err%', 'pass', 'fail', 'note'))
+ok = 0
+for name, seed, lab, fix, fa, wi, cf, err, pa, fl, note, secs, d in rows:
+    print('%-26s %4s %-18s %-5s %9s %9s %9s %7s %4s %4s  %s' % (name, seed, lab, fix, fa, wi, cf, err, pa, fl, note))
+    ok += fl == '0' and note == 'ok'
+errs = [abs(float(r[7])) for r in rows if r[7] != '-']
+print('TOTAL pairs %d passed %d  |error| max %.2f%% mean %.2f%%  (faulty: what_if.step_ms_actual; cf-truth: the run '
+      'without the fault, measured by the simulator over the same iterations)' % (
+          len(rows), ok, max(errs or [0]), sum(errs) / max(1, len(errs))))
+sys.exit(0 if ok == len(rows) else 1)
+PYSUM
   exit $?
 fi
 

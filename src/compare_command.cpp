@@ -1,0 +1,278 @@
+// `straggler-scan compare GOOD BAD` (docs/compare.md): each side a run directory (scanned here, as
+// the main command, into a temporary HDF5 beside the output) or the HDF5 of an earlier scan; process
+// 0 reads both scans back (src/scan_load.hpp), digests them and compares (src/compare.hpp); every
+// process writes the tables. Outputs: HDF5 /compare/{runs,kernels,waterfall,changes}, the summary
+// (key `compare`), a report.
+#include "compare_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "analyses/kernel_names.hpp"
+#include "analyses/what_if.hpp"
+#include "collectives/nccl_annotate.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "compare.hpp"
+#include "cross_rank.hpp"
+#include "exchange.hpp"
+#include "hdf5_writer.hpp"
+#include "json_writer.hpp"
+#include "output_files.hpp"
+#include "rows.hpp"
+#include "scan_load.hpp"
+#include "timings.hpp"
+#include "version.hpp"
+
+namespace straggler {
+namespace {
+
+using compare::ChangeRow;
+using compare::KernelDelta;
+using compare::WaterfallDelta;
+using tables::col;
+
+struct RunRow {
+  std::string side, path;
+  double step_ms = 0, mfu = -1;
+  int64_t from_iteration = -1, to_iteration = -1;
+};
+
+const tables::Table<RunRow>& runs_table() {
+  static const tables::Table<RunRow> t{
+      "/compare/runs", "the two runs: good, then bad (docs/compare.md)", tables::Distribution::Replicated,
+      {col("side", &RunRow::side), col("path", &RunRow::path),
+       col("step_ms", &RunRow::step_ms, "ms", "mean step of its last phase"), col("mfu", &RunRow::mfu, "", "-1: unknown"),
+       col("from_iteration", &RunRow::from_iteration), col("to_iteration", &RunRow::to_iteration)},
+      nullptr};
+  return t;
+}
+const tables::Table<KernelDelta>& kernels_table() {
+  using K = KernelDelta;
+  static const tables::Table<K> t{
+      "/compare/kernels", "each kernel name, per rank per step in each run: significant changes first", tables::Distribution::Replicated,
+      {col("name", &K::name), col("nccl", &K::nccl), col("change", &K::change, "", "added, removed, more_frequent, fewer, slower, faster, unchanged"),
+       col("significant", &K::significant, "", "1: above the noise threshold"), col("good_count", &K::good_count),
+       col("bad_count", &K::bad_count), col("good_ms", &K::good_ms, "ms"), col("bad_ms", &K::bad_ms, "ms"),
+       col("delta_ms", &K::delta_ms, "ms", "bad - good, per rank per step"), col("noise_ms", &K::noise_ms, "ms", "the threshold")},
+      nullptr};
+  return t;
+}
+const tables::Table<WaterfallDelta>& waterfall_table() {
+  using W = WaterfallDelta;
+  static const tables::Table<W> t{
+      "/compare/waterfall", "the last phase's waterfall of each run, part by part (docs/waterfall.md)", tables::Distribution::Replicated,
+      {col("part", &W::part), col("label", &W::label), col("good_ms", &W::good_ms, "ms"), col("bad_ms", &W::bad_ms, "ms"),
+       col("delta_ms", &W::delta_ms, "ms")},
+      nullptr};
+  return t;
+}
+const tables::Table<ChangeRow>& changes_table() {
+  static const tables::Table<ChangeRow> t{
+      "/compare/changes", "stragglers (rank, cause) and findings in either run", tables::Distribution::Replicated,
+      {col("kind", &ChangeRow::kind, "", "straggler or finding"), col("what", &ChangeRow::what, "", "its cause, or the finding"),
+       col("status", &ChangeRow::status, "", "appeared, gone or both"), col("ranks", &ChangeRow::ranks)},
+      nullptr};
+  return t;
+}
+
+// The mfu analysis's summary value of a loaded scan ("null" without).
+std::string mfu_value(const Scan& scan) {
+  RunSummaryInput all;
+  all.cross = scan.cross.get();
+  for (const auto& a : scan.analyses)
+    for (const auto& [k, v] : a->summary(scan.results, all))
+      if (k == "mfu") return v;
+  return "null";
+}
+
+compare::RunDigest digest(const std::string& h5, const std::string& shown) {
+  const Scan scan = load_scan(h5);
+  compare::RunDigest d;
+  d.path = shown;
+  const analyses::PostMortem* pm = analyses::post_mortem_of(scan.analyses);
+  if (pm && !pm->what_if.empty()) {
+    const auto& m = pm->what_if.front();
+    d.step_ms = m.step_ms, d.from_iteration = m.from_iteration, d.to_iteration = m.to_iteration;
+    const double mfu = analyses::window_mfu(mfu_value(scan), m.step_ms);
+    d.mfu = mfu > 0 ? mfu : -1;
+    for (const auto& r : pm->waterfall)
+      if (r.phase == pm->waterfall.back().phase) d.waterfall.push_back(r);
+  }
+  std::map<int32_t, size_t> index;  // rank -> position in the per-rank vectors
+  for (const auto& r : scan.results.ranks) index.emplace(r.rank, index.size());
+  d.ranks = int32_t(index.size());
+  for (const auto& k : analyses::kernel_name_rows(scan.analyses)) {
+    if (!index.count(k.rank) || k.steps <= 0) continue;
+    auto& e = d.kernels[k.name];
+    e.nccl |= k.nccl;
+    e.count.resize(index.size(), 0.0), e.ms.resize(index.size(), 0.0);
+    e.count[index[k.rank]] += double(k.count) / k.steps, e.ms[index[k.rank]] += k.total_ms / k.steps;
+  }
+  if (scan.cross) {
+    for (const auto& s : scan.cross->verdict.stragglers) d.stragglers.push_back({s.rank, collectives::cause_name(s.cause)});
+    std::map<std::string, std::vector<int32_t>> by;
+    for (const auto& f : scan.cross->findings) by[ranks::finding_name(f.finding)].push_back(f.rank);
+    for (auto& [what, rs] : by) d.findings.push_back({what, rs});
+  }
+  return d;
+}
+
+bool is_scan_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char sig[8] = {};
+  in.read(sig, 8);
+  return in.gcount() == 8 && std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
+}
+
+std::string ms(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.2f} s", v / 1e3) : fmt::format("{:.2f} ms", v); }
+
+std::string summary_json(const compare::Comparison& c, const std::vector<compare::RunDigest>& runs) {
+  JsonWriter j;
+  j.begin_object().key("tool").value("straggler-scan").key("version").value(kToolVersion).key("command").value("compare");
+  j.key("good").value(runs[0].path).key("bad").value(runs[1].path).key("compare").begin_object();
+  j.key("step_ms").begin_object().key("good").value(c.good_step_ms).key("bad").value(c.bad_step_ms).key("ratio").value(c.step_ratio).end_object();
+  j.key("mfu").begin_object().key("good");
+  c.good_mfu > 0 ? j.value(c.good_mfu) : j.null();
+  j.key("bad");
+  c.bad_mfu > 0 ? j.value(c.bad_mfu) : j.null();
+  j.end_object().key("kernels").begin_array();  // the significant ones
+  for (const auto& k : c.kernels) {
+    if (!k.significant) break;
+    j.begin_object().key("name").value(k.name).key("nccl").value(bool(k.nccl)).key("change").value(k.change);
+    j.key("good_count").value(k.good_count).key("bad_count").value(k.bad_count).key("good_ms").value(k.good_ms);
+    j.key("bad_ms").value(k.bad_ms).key("delta_ms").value(k.delta_ms).key("noise_ms").value(k.noise_ms).end_object();
+  }
+  j.end_array().key("waterfall").begin_array();
+  for (const auto& w : c.waterfall)
+    j.begin_object().key("part").value(w.part).key("label").value(w.label).key("good_ms").value(w.good_ms)
+        .key("bad_ms").value(w.bad_ms).key("delta_ms").value(w.delta_ms).end_object();
+  j.end_array().key("changes").begin_array();
+  for (const auto& ch : c.changes) {
+    j.begin_object().key("kind").value(ch.kind).key("what").value(ch.what).key("status").value(ch.status).key("ranks").begin_array();
+    for (int32_t r : ch.ranks) j.value(int64_t(r));
+    j.end_array().end_object();
+  }
+  return j.end_array().end_object().end_object().str();
+}
+
+std::string report(const compare::Comparison& c, const std::vector<compare::RunDigest>& runs) {
+  std::string s = fmt::format("compare: good {} (iterations {}-{}), bad {} (iterations {}-{})\n", common::printable(runs[0].path),
+                              runs[0].from_iteration, runs[0].to_iteration, common::printable(runs[1].path),
+                              runs[1].from_iteration, runs[1].to_iteration);
+  s += fmt::format("  step {} -> {} ({:+.1f}%)", ms(c.good_step_ms), ms(c.bad_step_ms), 100 * (c.step_ratio - 1));
+  if (c.good_mfu > 0 && c.bad_mfu > 0) s += fmt::format("; MFU {:.1f}% -> {:.1f}%", 100 * c.good_mfu, 100 * c.bad_mfu);
+  s += "\n  kernels (per rank per step; above the noise threshold):\n";
+  size_t shown = 0;
+  for (const auto& k : c.kernels) {
+    if (!k.significant || shown++ >= 12) break;
+    s += fmt::format("    {:<14} {:+10.3f} ms  {:>9.3f} -> {:>9.3f} ms, {:.1f} -> {:.1f} launches  {}\n", k.change, k.delta_ms, k.good_ms,
+                     k.bad_ms, k.good_count, k.bad_count, common::printable(k.name.substr(0, 80)));
+  }
+  if (!shown) s += "    none\n";
+  s += "  where the step goes (good -> bad):\n";
+  for (const auto& w : c.waterfall)
+    s += fmt::format("    {:<40} {:>11} -> {:>11}  {:+.2f} ms\n", w.label, ms(w.good_ms), ms(w.bad_ms), w.delta_ms);
+  for (const auto& ch : c.changes)
+    if (ch.status != "both")
+      s += fmt::format("  {} {} {} (ranks {})\n", ch.kind, common::printable(ch.what), ch.status == "appeared" ? "appeared" : "went away",
+                       fmt::join(ch.ranks, ", "));
+  return s;
+}
+
+}  // namespace
+
+// The tables, packed on process 0 and unpacked on every process (the writer is collective).
+std::string pack_compare(const compare::Comparison& c, const std::vector<compare::RunDigest>& runs) {
+  std::vector<RunRow> rr;
+  for (size_t i = 0; i < runs.size(); ++i)
+    rr.push_back({i == 0 ? "good" : "bad", runs[i].path, runs[i].step_ms, runs[i].mfu, runs[i].from_iteration, runs[i].to_iteration});
+  ByteWriter w;
+  runs_table().pack(w, rr), kernels_table().pack(w, c.kernels), waterfall_table().pack(w, c.waterfall);
+  changes_table().pack(w, c.changes);
+  return w.bytes();
+}
+std::vector<tables::TableData> unpack_compare(const std::string& blob) {
+  ByteReader r(blob);
+  std::vector<tables::TableData> out;
+  out.push_back(runs_table().materialize(runs_table().unpack(r)));
+  out.push_back(kernels_table().materialize(kernels_table().unpack(r)));
+  out.push_back(waterfall_table().materialize(waterfall_table().unpack(r)));
+  out.push_back(changes_table().materialize(changes_table().unpack(r)));
+  return out;
+}
+
+}  // namespace straggler
+
+namespace straggler {
+
+std::vector<tables::TableData> compare_table_schemas() { return unpack_compare(pack_compare({}, {})); }
+
+int run_compare(Transport& t, const Options& opt) {
+  timings().start();
+  std::string error, kinds;
+  if (t.root()) {
+    try {
+      check_output_paths(opt);
+      check_outputs_not_inputs(opt, opt.inputs);
+      for (const auto& in : opt.inputs) kinds += is_scan_file(in) ? 'h' : 'd';
+    } catch (const common::UsageError& e) {
+      error = e.what();
+    }
+  }
+  error = t.broadcast(error, 0);
+  if (!error.empty()) throw common::UsageError(error);
+  kinds = t.broadcast(kinds, 0);
+  // A run directory is scanned here into a temporary HDF5 beside the output, then read back as a
+  // saved scan is: one path for both kinds.
+  std::vector<std::string> h5(opt.inputs.size());
+  for (size_t i = 0; i < opt.inputs.size(); ++i) {
+    h5[i] = opt.inputs[i];
+    if (kinds[i] == 'h') continue;
+    Options sub = scan_options_for(opt.inputs[i], opt, {"model-flops-per-step", "gpu", "peak-tflops", "precision"});
+    sub.output = h5[i] = opt.output + (i == 0 ? ".good" : ".bad") + ".tmp.h5";
+    const Scan scan = analyse(t, sub, [](const std::string& p) { return collectives::read_annotated(p); });
+    if (scan.status != 0) throw common::UsageError(common::printable(opt.inputs[i]) + ": no usable profile");
+    publish(t, scan, sub);
+    timings().mark("scan " + common::printable(opt.inputs[i]));
+  }
+  std::vector<compare::RunDigest> runs;
+  compare::Comparison c;
+  if (t.root()) {
+    try {
+      for (size_t i = 0; i < h5.size(); ++i) runs.push_back(digest(h5[i], opt.inputs[i]));
+      c = compare::compare_runs(runs[0], runs[1]);
+    } catch (const common::UsageError& e) {
+      error = e.what();
+    }
+    for (size_t i = 0; i < h5.size(); ++i)
+      if (kinds[i] == 'd') std::filesystem::remove(h5[i]);
+  }
+  error = t.broadcast(error, 0);
+  if (!error.empty()) throw common::UsageError(error);
+  const std::string blob = t.broadcast(t.root() ? pack_compare(c, runs) : std::string(), 0);
+  tables::ResultTables out;
+  out.file_attributes = {{"tool", std::string("straggler-scan")}, {"version", std::string(kToolVersion)},
+                         {"command_line", opt.command_line}, {"runs", opt.inputs}};
+  out.tables = unpack_compare(blob);
+  OutputFiles files(t, opt.output, opt.summary);
+  write_hdf5(t, opt.output, files.h5_temp(), out);
+  std::string why;
+  if (t.root() && !opt.summary.empty()) {
+    std::ofstream s(files.summary_temp(), std::ios::binary | std::ios::trunc);
+    s << summary_json(c, runs) << "\n";
+    s.close();
+    if (!s) why = common::printable(opt.summary) + ": cannot write the summary";
+  }
+  files.commit(why);
+  if (t.root() && !opt.quiet) std::cout << report(c, runs);
+  return 0;
+}
+
+}  // namespace straggler
