@@ -15,6 +15,7 @@ struct OpNode {
   double last = 0, transfer = 0;  // last arrival; end - last arrival (never negative here)
   uint32_t comm = 0, seq = 0;
   uint32_t first = 0, count = 0;  // its members: entries by_op[first, first + count)
+  bool window = true;             // in the window (else the lead-in)
 };
 
 struct Entry {  // one member's arrival at one op
@@ -94,9 +95,10 @@ void WhatIfReplay::Model::build(const WhatIfInputs& in) {
   std::vector<int64_t> node_of(rec.ops.size(), -1);
   for (size_t i = 0; i < rec.ops.size(); ++i) {
     const auto& o = rec.ops[i];
-    if (o.last < 0 || o.iteration < in.first_iteration || o.iteration >= in.end_iteration) continue;
+    if (o.last < 0 || o.iteration < in.first_iteration - 1 || o.iteration >= in.end_iteration) continue;
     node_of[i] = int64_t(ops.size());
-    ops.push_back({double(o.last_arrival), double(std::max<int64_t>(o.transfer, 0)), o.comm, o.seq, 0, 0});
+    ops.push_back({double(o.last_arrival), double(std::max<int64_t>(o.transfer, 0)), o.comm, o.seq, 0, 0,
+                   o.iteration >= in.first_iteration});
   }
   for (const auto& m : rec.members) {
     if (m.op >= node_of.size() || node_of[m.op] < 0 || m.rank < 0) continue;
@@ -292,9 +294,11 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
   for (auto& [s, v] : by_stage) stage_work[s] = median_of(v);
   start = 1e300;
   double end = -1e300;
-  for (const auto& e : entries) start = std::min(start, e.arrival);
-  for (const auto& o : ops) end = std::max(end, o.last + o.transfer);
-  makespan = ops.empty() ? 0 : end - start;
+  for (const auto& e : entries)
+    if (ops[e.op].window) start = std::min(start, e.arrival);
+  for (const auto& o : ops)
+    if (o.window) end = std::max(end, o.last + o.transfer);
+  makespan = end > start ? end - start : 0;
 }
 
 // The median gap of the entry's role peers at the same point, leaving out `excluded` (sorted).
@@ -332,7 +336,7 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
   double mean_work = 0;
   for (const auto& [s, w] : stage_work) mean_work += w / double(stage_work.size());
   std::vector<double> t(E + ops.size(), 0);
-  double end = -1e300;
+  double first = 1e300, end = -1e300;  // over the window (the lead-in only holds it up)
   for (uint32_t n : order) {
     if (n >= E) {  // an op's end: the last (replayed) arrival plus its transfer
       const auto& op = ops[n - E];
@@ -349,12 +353,13 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
         transfer = std::min(transfer, median_of(like));
       }
       t[n] = last + transfer;
-      end = std::max(end, t[n]);
+      if (op.window) end = std::max(end, t[n]);
       continue;
     }
     const Entry& e = entries[n];
     if (e.fixed) {
       t[n] = e.arrival;
+      if (ops[e.op].window) first = std::min(first, t[n]);
       continue;
     }
     double ready = e.prev >= 0 ? t[size_t(e.prev)] : -1e300, gap = e.gap;
@@ -368,15 +373,18 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
       if (it != stage_work.end() && it->second > 0) gap *= mean_work / it->second;
     }
     t[n] = ready + gap;
+    if (ops[e.op].window) first = std::min(first, t[n]);
   }
-  return ops.empty() ? 0 : end - start;
+  return end > first ? end - first : 0;
 }
 
 WhatIfReplay::WhatIfReplay(const WhatIfInputs& in) : m_(std::make_unique<Model>()) {
   if (in.records) m_->build(in);
 }
 WhatIfReplay::~WhatIfReplay() = default;
-size_t WhatIfReplay::ops() const { return m_->ops.size(); }
+size_t WhatIfReplay::ops() const {
+  return size_t(std::count_if(m_->ops.begin(), m_->ops.end(), [](const OpNode& o) { return o.window; }));
+}
 int WhatIfReplay::stages() const { return int(m_->stage_work.size()); }
 double WhatIfReplay::makespan_ns() const { return m_->makespan; }
 double WhatIfReplay::replay_unchanged_ns() const { return m_->run(nullptr); }

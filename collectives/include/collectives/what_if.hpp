@@ -52,7 +52,9 @@ struct WhatIfInputs {
   std::vector<uint8_t> comm_shared;   // 1: a p2p link whose members' streams serve other links too
   std::vector<int32_t> role;          // by rank: pipeline stage (0 without a layout)
   std::vector<double> work;           // by rank: compute time over the window (empty, or <= 0: unknown)
-  // Replayed: ops whose iteration index (on the last arriver) is in [first, end).
+  // Replayed: ops whose iteration index (on the last arriver) is in [first, end), and those of the
+  // iteration before as a lead-in: the makespan counts from the first arrival in the window, so the
+  // window's first ops are replayed too (a straggler's first stall in the window is fixed as well).
   int32_t first_iteration = 0, end_iteration = std::numeric_limits<int32_t>::max();
 };
 
@@ -71,7 +73,7 @@ class WhatIfReplay {
   ~WhatIfReplay();
   WhatIfReplay(const WhatIfReplay&) = delete;
   WhatIfReplay& operator=(const WhatIfReplay&) = delete;
-  size_t ops() const;
+  size_t ops() const;                 // in the window
   int stages() const;                 // distinct roles among the replayed ranks
   double makespan_ns() const;         // as measured
   double replay_unchanged_ns() const;  // the replay without a change (equals makespan_ns(): a self-check)
