@@ -20,6 +20,7 @@ Exit status 0 when everything matches, 1 otherwise (each difference printed).
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,8 +51,8 @@ NEW_GROUPS = {"/layout",
               # issue 22: MFU
               "/mfu", "/mfu/iterations", "/mfu/phases", "/walls",
               # issue 22: what-if replay and waterfall
-              "/what_if", "/waterfall"}
-NEW_PREFIXES = ("/pipeline/", "/scaling/", "/mfu/", "/walls/", "/what_if/", "/waterfall/")  # every dataset under these is new (issues 20-22)
+              "/what_if", "/waterfall", "/kernels/steady"}
+NEW_PREFIXES = ("/pipeline/", "/scaling/", "/mfu/", "/walls/", "/what_if/", "/waterfall/", "/kernels/steady/")  # every dataset under these is new (issues 20-22)
 NEW_SUMMARY_KEYS = {"pipeline", "scaling", "mfu", "walls", "what_if", "waterfall"}  # contract keys an analysis now fills (null or [] before)
 NEW_ATTRS = {  # group -> attributes only the new file has (issue 19)
     "/": {"format_version"},
@@ -84,8 +85,11 @@ def groups(f):
 
 
 def attrs(obj, skip=()):
-    return {k: (text(v) if isinstance(v, bytes) else v.tolist() if isinstance(v, np.ndarray) else v)
-            for k, v in obj.attrs.items() if k not in skip}
+    """Attributes as comparable values: NaN as the string "nan" (NaN != NaN would make equal files differ)."""
+    def value(v):
+        v = text(v) if isinstance(v, bytes) else v.tolist() if isinstance(v, np.ndarray) else v
+        return "nan" if isinstance(v, float) and v != v else v
+    return {k: value(v) for k, v in obj.attrs.items() if k not in skip}
 
 
 def same_values(a, b):
@@ -263,11 +267,17 @@ def main():
                 outs[which + "_rc"] = rc
                 log = log.replace(outs[which], "OUT").replace(binary, "BIN")
                 log = log.replace("nsys-sqlite ", "nsys ")  # 0.2 named the format
+                # The bytes the processes exchanged are the wire encoding, not a result (issue 22: the
+                # op records carry launch times for the what-if replay).
+                log = re.sub(r"[0-9.]+ MB exchanged between processes", "N MB exchanged between processes", log)
                 outs[which + "_log"] = without_new_sections(log)
             if outs["old_rc"] != outs["new_rc"]:
                 diffs.append(f"exit status {outs['old_rc']} vs {outs['new_rc']}")
             if outs["old_log"] != outs["new_log"]:
-                diffs.append("the report (standard output and error) differs")
+                for which in ("old", "new"):  # kept for a diff
+                    with open(outs[which] + ".report.txt", "w") as f:
+                        f.write(outs[which + "_log"])
+                diffs.append(f"the report (standard output and error) differs: diff {outs['old']}.report.txt {outs['new']}.report.txt")
             if os.path.exists(outs["old"] + ".h5") and os.path.exists(outs["new"] + ".h5"):
                 compare_h5(outs["old"] + ".h5", outs["new"] + ".h5", diffs)
                 compare_json(outs["old"] + ".json", outs["new"] + ".json", diffs)
