@@ -60,6 +60,18 @@ const tables::Table<WaterfallRow>& waterfall_table() {
   return t;
 }
 
+const tables::Table<WaterfallRow>& iterations_table() {
+  using R = WaterfallRow;
+  static const tables::Table<R> t{
+      "/waterfall/iterations", "per steady iteration: its step (the job's, median over ranks) split as /waterfall splits a phase",
+      tables::Distribution::Replicated,
+      {col("phase", &R::phase, "", "the phase it is in"), col("iteration", &R::from_iteration),
+       col("step_ms", &R::step_ms, "ms"), col("part", &R::part), col("label", &R::label), col("ranks", &R::ranks),
+       col("ms", &R::ms, "ms"), col("share", &R::share)},
+      nullptr};
+  return t;
+}
+
 // The mfu analysis's summary value (registered before this one), "null" without it.
 std::string mfu_json(const RunSummaryInput& all) {
   for (const auto& [k, v] : all.analysis_keys)
@@ -78,14 +90,16 @@ class WhatIf : public Analysis {
     ByteWriter w;
     PostMortem pm;
     if (t.rank() == 0 && run.cross) pm = post_mortem(*run.cross, work);
-    what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall);
+    what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall), iterations_table().pack(w, pm.iterations);
     const std::string got = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
     ByteReader r(got);
     pm_.what_if = what_if_table().unpack(r), pm_.waterfall = waterfall_table().unpack(r);
+    pm_.iterations = iterations_table().unpack(r);
   }
   void tables(const RunResults&, tables::ResultTables& out) const override {
     out.tables.push_back(what_if_table().materialize(pm_.what_if));
     out.tables.push_back(waterfall_table().materialize(pm_.waterfall));
+    out.tables.push_back(iterations_table().materialize(pm_.iterations));
   }
   std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput& all) const override {
     const double mfu = pm_.what_if.empty() ? 0 : window_mfu(mfu_json(all), pm_.what_if.front().step_ms);
@@ -99,6 +113,7 @@ class WhatIf : public Analysis {
   void load(const std::string& h5) override {  // absent: a scan from before the analysis
     if (h5read::exists(h5, "/what_if")) pm_.what_if = tables::read_rows(h5, what_if_table());
     if (h5read::exists(h5, "/waterfall")) pm_.waterfall = tables::read_rows(h5, waterfall_table());
+    if (h5read::exists(h5, "/waterfall/iterations")) pm_.iterations = tables::read_rows(h5, iterations_table());
   }
 
   const PostMortem& result() const { return pm_; }

@@ -34,7 +34,8 @@ double window_mfu(const std::string& mfu_json, double step_ms);
 // The post-mortem of a run: what-if rows of its last phase, the waterfall of every phase.
 struct PostMortem {
   std::vector<WhatIfRow> what_if;
-  std::vector<WaterfallRow> waterfall;
+  std::vector<WaterfallRow> waterfall;   // per phase
+  std::vector<WaterfallRow> iterations;  // per steady iteration (from_iteration = to_iteration)
 };
 // Process 0 (the op records are there): every phase replayed (src/analyses/what_if_phases.cpp).
 // `work`: each rank's steady compute time (the stage balance).

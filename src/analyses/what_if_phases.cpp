@@ -183,26 +183,39 @@ void PhaseReplay::run() {
   fall.fixed_hidden_ms = any_fix ? step_of(replay.replay(all)) : rows.back().step_ms;
 }
 
+// One window replayed with every change; its waterfall rows appended to `fall` (none when it has
+// no op). Returns its what-if rows.
+std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const Window& w, int32_t phase, const std::vector<double>& work,
+                                     std::vector<WaterfallRow>& fall) {
+  const c::WhatIfReplay replay(inputs_of(x, w, work));
+  // Changes are measured against the replay unchanged (it differs from the measured makespan
+  // only where a stream's next op was recorded a hair before its previous one ended).
+  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), {}, {}};
+  if (replay.ops() == 0 || pr.base <= 0) return {};
+  pr.run();
+  const Reference ref = reference_of(x, w);
+  pr.fall.phase = phase, pr.fall.from_iteration = w.from_number, pr.fall.to_iteration = w.to_number;
+  pr.fall.step_ms = w.step_ms, pr.fall.compute_ms = ref.compute_ms, pr.fall.idle_ms = ref.idle_ms;
+  pr.fall.p2p_wait_ms = replay.stages() > 1 ? ref.p2p_wait_ms : -1;
+  for (auto& row : waterfall(pr.fall)) fall.push_back(std::move(row));
+  return std::move(pr.rows);
+}
+
 }  // namespace
 
 PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work) {
   PostMortem out;
   if (!x.op_records) return out;
   const auto phases = phases_of(x);
+  const auto* numbers = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
   for (size_t p = 0; p < phases.size(); ++p) {
     const Window& w = phases[p];
-    const c::WhatIfReplay replay(inputs_of(x, w, work));
-    // Changes are measured against the replay unchanged (it differs from the measured makespan
-    // only where a stream's next op was recorded a hair before its previous one ended).
-    PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), {}, {}};
-    if (replay.ops() == 0 || pr.base <= 0) continue;
-    pr.run();
-    const Reference ref = reference_of(x, w);
-    pr.fall.phase = int32_t(p), pr.fall.from_iteration = w.from_number, pr.fall.to_iteration = w.to_number;
-    pr.fall.step_ms = w.step_ms, pr.fall.compute_ms = ref.compute_ms, pr.fall.idle_ms = ref.idle_ms;
-    pr.fall.p2p_wait_ms = replay.stages() > 1 ? ref.p2p_wait_ms : -1;
-    for (auto& row : waterfall(pr.fall)) out.waterfall.push_back(std::move(row));
-    if (p + 1 == phases.size()) out.what_if = std::move(pr.rows);  // the state the run ended in
+    auto rows = replay_window(x, w, int32_t(p), work, out.waterfall);
+    if (p + 1 == phases.size()) out.what_if = std::move(rows);  // the state the run ended in
+    for (int32_t i = w.first; numbers && i < w.end; ++i) {  // and each of its iterations
+      const int64_t n = (*numbers)[size_t(i)];
+      replay_window(x, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations);
+    }
   }
   return out;
 }
