@@ -122,6 +122,7 @@ struct PhaseReplay {
   const Window& w;
   const c::WhatIfReplay& replay;
   double base = 0;
+  bool rows_too = true;  // false: only what the waterfall needs (one iteration's)
   std::vector<WhatIfRow> rows;
   WaterfallInput fall;
 
@@ -166,31 +167,33 @@ void PhaseReplay::run() {
   }
   const bool any_fix = !all.ranks.empty() || !all.comms.empty();
   fall.fixed_ms = any_fix ? step_of(replay.replay(all)) : w.step_ms;
-  if (all.ranks.size() + (all.comms.empty() ? 0 : 1) > 1) {
+  if (rows_too && all.ranks.size() + (all.comms.empty() ? 0 : 1) > 1) {
     add(all.comms.empty() ? fmt::format("ranks {} at their peers' median", fmt::join(all.ranks, ", "))
                           : "every straggler and slow link fixed",
         "fix_all", all.ranks, all);
   }
-  if (replay.stages() > 1) {
+  if (rows_too && replay.stages() > 1) {
     c::WhatIfChange b;
     b.balance_stages = true;
     add("pipeline stages balanced", "balance_stages", {}, b);
   }
-  c::WhatIfChange h;
-  h.hide_communication = true;
-  add("exposed communication hidden", "hide_communication", {}, h);
   all.hide_communication = true;
+  if (rows_too || !any_fix) {
+    c::WhatIfChange h;
+    h.hide_communication = true;
+    add("exposed communication hidden", "hide_communication", {}, h);
+  }
   fall.fixed_hidden_ms = any_fix ? step_of(replay.replay(all)) : rows.back().step_ms;
 }
 
 // One window replayed with every change; its waterfall rows appended to `fall` (none when it has
 // no op). Returns its what-if rows.
 std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const Window& w, int32_t phase, const std::vector<double>& work,
-                                     std::vector<WaterfallRow>& fall) {
+                                     std::vector<WaterfallRow>& fall, bool rows_too = true) {
   const c::WhatIfReplay replay(inputs_of(x, w, work));
   // Changes are measured against the replay unchanged (it differs from the measured makespan
   // only where a stream's next op was recorded a hair before its previous one ended).
-  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), {}, {}};
+  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), rows_too, {}, {}};
   if (replay.ops() == 0 || pr.base <= 0) return {};
   pr.run();
   const Reference ref = reference_of(x, w);
@@ -214,7 +217,7 @@ PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& wor
     if (p + 1 == phases.size()) out.what_if = std::move(rows);  // the state the run ended in
     for (int32_t i = w.first; numbers && i < w.end; ++i) {  // and each of its iterations
       const int64_t n = (*numbers)[size_t(i)];
-      replay_window(x, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations);
+      replay_window(x, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations, false);
     }
   }
   return out;
