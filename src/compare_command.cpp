@@ -122,15 +122,6 @@ compare::RunDigest digest(const std::string& h5, const std::string& shown) {
   return d;
 }
 
-bool is_scan_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char sig[8] = {};
-  in.read(sig, 8);
-  return in.gcount() == 8 && std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
-}
-
 std::string ms(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.2f} s", v / 1e3) : fmt::format("{:.2f} ms", v); }
 
 std::string summary_json(const compare::Comparison& c, const std::vector<compare::RunDigest>& runs) {

@@ -18,6 +18,7 @@
 #include "hdf5_writer.hpp"
 #include "json_writer.hpp"
 #include "output_files.hpp"
+#include "scan_load.hpp"
 #include "table_read.hpp"
 #include "timings.hpp"
 #include "version.hpp"
@@ -26,16 +27,6 @@ namespace straggler {
 namespace {
 
 using collectives::ScalingGroup;
-
-// A saved scan rather than a run: a regular file with HDF5's signature.
-bool is_scan_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char sig[8] = {};
-  in.read(sig, 8);
-  return in.gcount() == 8 && std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
-}
 
 // Process 0 reads the groups and every process gets them (or the same one-line error).
 std::vector<ScalingGroup> load_groups(Transport& t, const std::string& path) {

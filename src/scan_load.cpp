@@ -1,6 +1,8 @@
 #include "scan_load.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "common/errors.hpp"
@@ -136,6 +138,15 @@ Scan load_scan(const std::string& path) {
     throw common::UsageError(common::printable(path) + ": cannot read the scan back: " + common::printable(e.what()));
   }
   return scan;
+}
+
+bool is_scan_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char sig[8] = {};
+  in.read(sig, 8);
+  return in.gcount() == 8 && std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
 }
 
 }  // namespace straggler

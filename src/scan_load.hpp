@@ -13,4 +13,7 @@ namespace straggler {
 // written with another format version (tables::kFormatVersion).
 Scan load_scan(const std::string& path);
 
+// A saved scan rather than a run: a regular file with HDF5's signature (`scaling`, `compare`).
+bool is_scan_file(const std::string& path);
+
 }  // namespace straggler
