@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "common/stats.hpp"
+
 namespace collectives {
 
 namespace {
@@ -38,12 +40,6 @@ struct KeyHash {
   }
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
@@ -291,7 +287,7 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
   });
   std::map<int32_t, std::vector<double>> by_stage;
   for (const auto& [r, w] : work_of_rank) by_stage[role_of(r)].push_back(given ? in.work[size_t(r)] : w);
-  for (auto& [s, v] : by_stage) stage_work[s] = median_of(v);
+  for (auto& [s, v] : by_stage) stage_work[s] = common::median(v);
   start = 1e300;
   double end = -1e300;
   for (const auto& e : entries)
@@ -350,7 +346,7 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
       fix_link = fix_link || (change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end());
       if (fix_link) {
         const auto& like = like_transfer.at({std::get<0>(key[by_op[op.first]]), op.seq, 0});
-        transfer = std::min(transfer, median_of(like));
+        transfer = std::min(transfer, common::median(like));
       }
       t[n] = last + transfer;
       if (op.window) end = std::max(end, t[n]);

@@ -17,6 +17,7 @@
 #include "collectives/nccl_annotate.hpp"
 #include "common/errors.hpp"
 #include "common/text.hpp"
+#include "command_outputs.hpp"
 #include "compare.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
@@ -122,8 +123,6 @@ compare::RunDigest digest(const std::string& h5, const std::string& shown) {
   return d;
 }
 
-std::string ms(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.2f} s", v / 1e3) : fmt::format("{:.2f} ms", v); }
-
 std::string summary_json(const compare::Comparison& c, const std::vector<compare::RunDigest>& runs) {
   JsonWriter j;
   j.begin_object().key("tool").value("straggler-scan").key("version").value(kToolVersion).key("command").value("compare");
@@ -157,7 +156,7 @@ std::string report(const compare::Comparison& c, const std::vector<compare::RunD
   std::string s = fmt::format("compare: good {} (iterations {}-{}), bad {} (iterations {}-{})\n", common::printable(runs[0].path),
                               runs[0].from_iteration, runs[0].to_iteration, common::printable(runs[1].path),
                               runs[1].from_iteration, runs[1].to_iteration);
-  s += fmt::format("  step {} -> {} ({:+.1f}%)", ms(c.good_step_ms), ms(c.bad_step_ms), 100 * (c.step_ratio - 1));
+  s += fmt::format("  step {} -> {} ({:+.1f}%)", analyses::ms_text(c.good_step_ms), analyses::ms_text(c.bad_step_ms), 100 * (c.step_ratio - 1));
   if (c.good_mfu > 0 && c.bad_mfu > 0) s += fmt::format("; MFU {:.1f}% -> {:.1f}%", 100 * c.good_mfu, 100 * c.bad_mfu);
   s += "\n  kernels (per rank per step; above the noise threshold):\n";
   size_t shown = 0;
@@ -169,7 +168,7 @@ std::string report(const compare::Comparison& c, const std::vector<compare::RunD
   if (!shown) s += "    none\n";
   s += "  where the step goes (good -> bad):\n";
   for (const auto& w : c.waterfall)
-    s += fmt::format("    {:<40} {:>11} -> {:>11}  {:+.2f} ms\n", w.label, ms(w.good_ms), ms(w.bad_ms), w.delta_ms);
+    s += fmt::format("    {:<40} {:>11} -> {:>11}  {:+.2f} ms\n", w.label, analyses::ms_text(w.good_ms), analyses::ms_text(w.bad_ms), w.delta_ms);
   for (const auto& ch : c.changes)
     if (ch.status != "both")
       s += fmt::format("  {} {} {} (ranks {})\n", ch.kind, common::printable(ch.what), ch.status == "appeared" ? "appeared" : "went away",
@@ -249,19 +248,8 @@ int run_compare(Transport& t, const Options& opt) {
   if (!error.empty()) throw common::UsageError(error);
   const std::string blob = t.broadcast(t.root() ? pack_compare(c, runs) : std::string(), 0);
   tables::ResultTables out;
-  out.file_attributes = {{"tool", std::string("straggler-scan")}, {"version", std::string(kToolVersion)},
-                         {"command_line", opt.command_line}, {"runs", opt.inputs}};
   out.tables = unpack_compare(blob);
-  OutputFiles files(t, opt.output, opt.summary);
-  write_hdf5(t, opt.output, files.h5_temp(), out);
-  std::string why;
-  if (t.root() && !opt.summary.empty()) {
-    std::ofstream s(files.summary_temp(), std::ios::binary | std::ios::trunc);
-    s << summary_json(c, runs) << "\n";
-    s.close();
-    if (!s) why = common::printable(opt.summary) + ": cannot write the summary";
-  }
-  files.commit(why);
+  write_command_outputs(t, opt, std::move(out), [&] { return summary_json(c, runs); });
   if (t.root() && !opt.quiet) std::cout << report(c, runs);
   return 0;
 }

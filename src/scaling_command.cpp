@@ -13,6 +13,7 @@
 #include "collectives/nccl_annotate.hpp"
 #include "common/errors.hpp"
 #include "common/text.hpp"
+#include "command_outputs.hpp"
 #include "exchange.hpp"
 #include "h5_read.hpp"
 #include "hdf5_writer.hpp"
@@ -70,23 +71,12 @@ std::string summary_json(const std::vector<collectives::ScalingRow>& rows, const
 }
 
 void write_outputs(Transport& t, const Options& opt, const std::vector<collectives::ScalingRow>& rows) {
-  OutputFiles files(t, opt.output, opt.summary);
   tables::ResultTables out;
-  out.file_attributes = {{"tool", std::string("straggler-scan")}, {"version", std::string(kToolVersion)},
-                         {"command_line", opt.command_line}, {"runs", opt.inputs}};
   tables::TableData table = analyses::scaling_rows_table().materialize(rows);
   table.attributes = {{"cliff_factor", opt.cliff_factor}, {"fabric", opt.analysis_option("fabric")},
                       {"topology", opt.analysis_option("topology")}};
   out.tables.push_back(std::move(table));
-  write_hdf5(t, opt.output, files.h5_temp(), out);
-  std::string error;
-  if (t.root() && !opt.summary.empty()) {
-    std::ofstream s(files.summary_temp(), std::ios::binary | std::ios::trunc);
-    s << summary_json(rows, opt) << "\n";
-    s.close();
-    if (!s) error = common::printable(opt.summary) + ": cannot write the summary";
-  }
-  files.commit(error);
+  write_command_outputs(t, opt, std::move(out), [&] { return summary_json(rows, opt); });
 }
 
 }  // namespace

@@ -35,7 +35,6 @@ std::vector<MfuPhase> mfu_phases(const std::string& json) {
   return out;
 }
 
-std::string ms(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.2f} s", v / 1e3) : fmt::format("{:.2f} ms", v); }
 
 // "MFU 48% -> 22% at iteration 1200: rank 17 (slow_gpu) costs 1.16 s per step; fixing it alone
 // brings the step from 2.18 s to 1.02 s, MFU back to 47%."
@@ -61,19 +60,21 @@ std::string paragraph(const PostMortem& pm, const std::vector<MfuPhase>& mfu) {
     for (const auto& r : pm.waterfall)
       if (r.phase == last_phase && (!big || r.ms > big->ms)) big = &r;
     s += "no straggler or slow link found";
-    if (big) s += fmt::format("; most of the {} step is {} ({:.0f}%)", ms(m.step_ms), big->label, 100 * big->share);
+    if (big) s += fmt::format("; most of the {} step is {} ({:.0f}%)", ms_text(m.step_ms), big->label, 100 * big->share);
     return s + ".\n";
   }
   s += fmt::format("{} costs {} per step ({:.0f}%); fixing it alone brings the step from {} to {}", worst->label,
-                   ms(worst->ms), 100 * worst->share, ms(m.step_ms), ms(fix->step_ms));
+                   ms_text(worst->ms), 100 * worst->share, ms_text(m.step_ms), ms_text(fix->step_ms));
   if (last_mfu > 0) s += fmt::format(", MFU back to {:.0f}%", 100 * last_mfu * m.step_ms / fix->step_ms);
   s += ".";
   if (const WhatIfRow* all = ideal_row(pm.what_if); all && all != fix)
-    s += fmt::format(" Fixing all of them: {} ({:.2f}x).", ms(all->step_ms), all->speedup);
+    s += fmt::format(" Fixing all of them: {} ({:.2f}x).", ms_text(all->step_ms), all->speedup);
   return s + "\n";
 }
 
 }  // namespace
+
+std::string ms_text(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.2f} s", v / 1e3) : fmt::format("{:.2f} ms", v); }
 
 double window_mfu(const std::string& mfu_json, double step_ms) {
   const auto mfu = mfu_phases(mfu_json);
@@ -86,12 +87,12 @@ std::string post_mortem_report(const PostMortem& pm, const std::string& mfu_json
   std::string s = fmt::format("\npost-mortem (iterations {}-{}): {}", m.from_iteration, m.to_iteration,
                               paragraph(pm, mfu_phases(mfu_json)));
   const int32_t last_phase = pm.waterfall.empty() ? 0 : pm.waterfall.back().phase;
-  s += fmt::format("  where the step goes ({} per step; docs/waterfall.md):\n", ms(m.step_ms));
+  s += fmt::format("  where the step goes ({} per step; docs/waterfall.md):\n", ms_text(m.step_ms));
   for (const auto& r : pm.waterfall)
-    if (r.phase == last_phase) s += fmt::format("    {:<60} {:>11}  {:5.1f}%\n", r.label, ms(r.ms), 100 * r.share);
+    if (r.phase == last_phase) s += fmt::format("    {:<60} {:>11}  {:5.1f}%\n", r.label, ms_text(r.ms), 100 * r.share);
   s += "  what fixing each cause buys (docs/what-if.md):\n";
   for (size_t i = 1; i < pm.what_if.size(); ++i)
-    s += fmt::format("    {:<60} {:>11}  {:.2f}x\n", pm.what_if[i].change, ms(pm.what_if[i].step_ms), pm.what_if[i].speedup);
+    s += fmt::format("    {:<60} {:>11}  {:.2f}x\n", pm.what_if[i].change, ms_text(pm.what_if[i].step_ms), pm.what_if[i].speedup);
   return s;
 }
 

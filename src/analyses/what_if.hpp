@@ -44,6 +44,8 @@ PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& wor
 PostMortem const* post_mortem_of(const std::vector<std::unique_ptr<Analysis>>& analyses);
 // Summary value of `waterfall`: per phase its range, step and parts ([] without).
 std::string waterfall_json(const std::vector<WaterfallRow>& rows);
+// A duration for the report: "12.34 ms", or "1.23 s" from a second on.
+std::string ms_text(double ms);
 // The report's post-mortem section; `mfu_json`: the mfu analysis's summary value ("null": none).
 std::string post_mortem_report(const PostMortem& pm, const std::string& mfu_json);
 

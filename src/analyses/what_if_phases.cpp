@@ -10,6 +10,7 @@
 
 #include "analyses/what_if.hpp"
 #include "collectives/what_if.hpp"
+#include "common/stats.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 
@@ -72,12 +73,6 @@ c::WhatIfInputs inputs_of(const CrossRankResults& x, const Window& w, const std:
   return in;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The median healthy rank (not a straggler) per step over the phase: compute (step - idle -
 // exposed communication), idle, and its waits in pipeline p2p ops (from the op records).
@@ -100,7 +95,7 @@ Reference reference_of(const CrossRankResults& x, const Window& w) {
       const double comm_i = size_t(i) < x.comm_ms[k].size() ? x.comm_ms[k][size_t(i)] : 0;
       compute.push_back(step - idle_i - comm_i), idle.push_back(idle_i);
     }
-    ref.compute_ms += median(compute) / n, ref.idle_ms += median(idle) / n;
+    ref.compute_ms += common::median(compute) / n, ref.idle_ms += common::median(idle) / n;
   }
   std::map<int32_t, double> p2p_wait;  // rank -> ns over the phase
   const auto& rec = *x.op_records;
@@ -112,7 +107,7 @@ Reference reference_of(const CrossRankResults& x, const Window& w) {
   std::vector<double> waits;
   for (int32_t r : x.evidence_ranks)
     if (healthy(r)) waits.push_back(p2p_wait.count(r) ? p2p_wait[r] / 1e6 / n : 0.0);
-  ref.p2p_wait_ms = median(waits);
+  ref.p2p_wait_ms = common::median(waits);
   return ref;
 }
 
@@ -127,11 +122,11 @@ struct PhaseReplay {
   WaterfallInput fall;
 
   double step_of(double makespan) const { return base > 0 ? w.step_ms * makespan / base : w.step_ms; }
-  void add(std::string change, std::string kind, std::vector<int32_t> ranks, const c::WhatIfChange& ch) {
+  double step_with(const c::WhatIfChange& ch) const { return step_of(replay.replay(ch)); }
+  void add(std::string change, std::string kind, std::vector<int32_t> ranks, double step_ms) {
     WhatIfRow r;
     r.change = std::move(change), r.kind = std::move(kind), r.ranks = std::move(ranks);
-    r.step_ms = step_of(ch.ranks.empty() && ch.comms.empty() && !ch.hide_communication && !ch.balance_stages ? base
-                                                                                                            : replay.replay(ch));
+    r.step_ms = step_ms;
     r.speedup = r.step_ms > 0 ? w.step_ms / r.step_ms : 1;
     r.from_iteration = w.from_number, r.to_iteration = w.to_number;
     rows.push_back(std::move(r));
@@ -140,7 +135,7 @@ struct PhaseReplay {
 };
 
 void PhaseReplay::run() {
-  add("as measured", "measured", {}, {});
+  add("as measured", "measured", {}, w.step_ms);
   c::WhatIfChange all;
   constexpr size_t kMaxRankRows = 16;  // a row each for the first 16 stragglers (blame order); all below
   for (const auto& s : x.verdict.stragglers) {
@@ -151,7 +146,7 @@ void PhaseReplay::run() {
     all.ranks.push_back(s.rank), all.links.insert(all.links.end(), one.links.begin(), one.links.end());
     if (!row) continue;
     const std::string label = fmt::format("rank {} ({})", s.rank, c::cause_name(s.cause));
-    add(label + " at its peers' median", "fix_rank", {s.rank}, one);
+    add(label + " at its peers' median", "fix_rank", {s.rank}, step_with(one));
     fall.fixes.push_back({"straggler", label, {s.rank}, rows.back().step_ms});
   }
   for (const auto& link : x.verdict.slow_links) {  // the link at its like's transfer time
@@ -162,28 +157,28 @@ void PhaseReplay::run() {
     if (l.comms.empty()) continue;
     all.comms.insert(all.comms.end(), l.comms.begin(), l.comms.end());
     const std::string label = "slow link (" + common::printable(fmt::format("{}", fmt::join(link.hosts, ", "))) + ")";
-    add(label + " at its like's speed", "fix_link", {}, l);
+    add(label + " at its like's speed", "fix_link", {}, step_with(l));
     fall.fixes.push_back({"slow_link", label, {}, rows.back().step_ms});
   }
   const bool any_fix = !all.ranks.empty() || !all.comms.empty();
-  fall.fixed_ms = any_fix ? step_of(replay.replay(all)) : w.step_ms;
+  fall.fixed_ms = any_fix ? step_with(all) : w.step_ms;
   if (rows_too && all.ranks.size() + (all.comms.empty() ? 0 : 1) > 1) {
     add(all.comms.empty() ? fmt::format("ranks {} at their peers' median", fmt::join(all.ranks, ", "))
                           : "every straggler and slow link fixed",
-        "fix_all", all.ranks, all);
+        "fix_all", all.ranks, fall.fixed_ms);
   }
   if (rows_too && replay.stages() > 1) {
     c::WhatIfChange b;
     b.balance_stages = true;
-    add("pipeline stages balanced", "balance_stages", {}, b);
+    add("pipeline stages balanced", "balance_stages", {}, step_with(b));
   }
   all.hide_communication = true;
   if (rows_too || !any_fix) {
     c::WhatIfChange h;
     h.hide_communication = true;
-    add("exposed communication hidden", "hide_communication", {}, h);
+    add("exposed communication hidden", "hide_communication", {}, step_with(h));
   }
-  fall.fixed_hidden_ms = any_fix ? step_of(replay.replay(all)) : rows.back().step_ms;
+  fall.fixed_hidden_ms = any_fix ? step_with(all) : rows.back().step_ms;
 }
 
 // One window replayed with every change; its waterfall rows appended to `fall` (none when it has
