@@ -4,8 +4,8 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
-#include <unordered_map>
 
 #include "common/stats.hpp"
 
@@ -18,6 +18,7 @@ struct OpNode {
   uint32_t comm = 0, seq = 0;
   uint32_t first = 0, count = 0;  // its members: entries by_op[first, first + count)
   bool window = true;             // in the window (else the lead-in)
+  double like_transfer = 0;       // the median transfer of its like (family, seq) among the ops replayed
 };
 
 struct Entry {  // one member's arrival at one op
@@ -29,16 +30,24 @@ struct Entry {  // one member's arrival at one op
   int64_t ready_op = -1;  // asynchronous: the op whose end (+ lead) its data waited for (set_launch_dependency)
   double lead = 0;
   int64_t prev = -1;  // the rank's previous entry on the same communicator
+  uint32_t peers_first = 0, peers_count = 0;  // its role peers at the same point: peer_gaps[first, first + count)
   bool fixed = false;  // nothing before it in the window: stays where it was
 };
 
 // Where a rank is in the step: family, op position, end of a p2p link (collectives: 0).
 using Key = std::tuple<uint64_t, uint32_t, uint32_t>;
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    return std::hash<uint64_t>()(std::get<0>(k) * 0x9e3779b97f4a7c15ull ^ (uint64_t(std::get<1>(k)) << 20) ^ std::get<2>(k));
-  }
+struct PeerGap {
+  Key key;  // role folded in
+  double gap;
+  int32_t rank;
+  bool operator<(const PeerGap& o) const { return std::tie(key, gap, rank) < std::tie(o.key, o.gap, o.rank); }
 };
+
+// The median of a sorted range (the mean of the two middle values for an even count).
+template <class It, class Get>
+double sorted_median(It first, size_t n, Get get) {
+  return n ? 0.5 * (get(first[(n - 1) / 2]) + get(first[n / 2])) : 0.0;
+}
 
 
 }  // namespace
@@ -55,8 +64,9 @@ struct WhatIfReplay::Model {
   static constexpr uint32_t kSharedStream = 0xffffffffu;
   uint32_t stream_of(uint32_t comm) const { return comm < shared.size() && shared[comm] ? kSharedStream : comm; }
   std::vector<Key> key;                         // by entry
-  std::unordered_map<Key, std::vector<std::pair<double, int32_t>>, KeyHash> peer_gaps;  // key + role folded in
-  std::unordered_map<Key, std::vector<double>, KeyHash> like_transfer;                   // family, seq
+  // Flat and sorted, not a container per key: a replay's build is one of many (each phase, each
+  // iteration), and small allocations dominated it.
+  std::vector<PeerGap> peer_gaps;               // by key, gap, rank
   std::map<int32_t, double> stage_work;
   double start = 0, makespan = 0;
 
@@ -77,7 +87,7 @@ struct WhatIfReplay::Model {
   };
   void link_entries();
   RankStreams classify(const std::vector<uint32_t>& list) const;
-  void set_gap(uint32_t e, std::vector<uint32_t>& d);
+  void set_gap(uint32_t e);
   void set_launch_dependency(uint32_t e, const RankStreams& rs);
   void sort_topologically();
   void build_tables(const WhatIfInputs& in);
@@ -143,7 +153,7 @@ void WhatIfReplay::Model::build(const WhatIfInputs& in) {
 void WhatIfReplay::Model::link_entries() {
   std::map<int32_t, std::vector<uint32_t>> of_rank;
   for (uint32_t e = 0; e < entries.size(); ++e) of_rank[entries[e].rank].push_back(e);
-  std::vector<std::vector<uint32_t>> dep_lists(entries.size());
+  std::vector<std::pair<uint32_t, uint32_t>> dep_pairs;  // (entry, op whose end it waited for)
   for (auto& [rank, list] : of_rank) {
     std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
       return std::tie(entries[a].arrival, entries[a].op) < std::tie(entries[b].arrival, entries[b].op);
@@ -156,7 +166,7 @@ void WhatIfReplay::Model::link_entries() {
       for (const auto& [comm, chain] : rs.on_comm) {
         if (comm == stream_of(ops[o].comm) || rs.async.count(comm)) continue;
         auto it = std::lower_bound(chain.begin(), chain.end(), end, [&](uint32_t e, double t) { return entries[e].arrival < t; });
-        if (it != chain.end()) dep_lists[*it].push_back(o);
+        if (it != chain.end()) dep_pairs.emplace_back(*it, o);
       }
     }
     for (uint32_t e : list)
@@ -164,15 +174,17 @@ void WhatIfReplay::Model::link_entries() {
     for (const auto& [comm, chain] : rs.on_comm)
       for (size_t k = 1; k < chain.size(); ++k) {
         entries[chain[k]].prev = chain[k - 1];
-        dep_lists[chain[k]].push_back(entries[chain[k - 1]].op);
+        dep_pairs.emplace_back(chain[k], entries[chain[k - 1]].op);
       }
-    for (uint32_t e : list) set_gap(e, dep_lists[e]);
   }
+  std::sort(dep_pairs.begin(), dep_pairs.end());
+  dep_pairs.erase(std::unique(dep_pairs.begin(), dep_pairs.end()), dep_pairs.end());
   dep_first.assign(entries.size() + 1, 0);
-  for (size_t e = 0; e < entries.size(); ++e) {
-    dep_first[e + 1] = dep_first[e] + uint32_t(dep_lists[e].size());
-    deps.insert(deps.end(), dep_lists[e].begin(), dep_lists[e].end());
-  }
+  deps.clear();
+  deps.reserve(dep_pairs.size());
+  for (const auto& [e, o] : dep_pairs) ++dep_first[e + 1], deps.push_back(o);
+  for (size_t e = 0; e < entries.size(); ++e) dep_first[e + 1] += dep_first[e];
+  for (uint32_t e = 0; e < entries.size(); ++e) set_gap(e);
 }
 
 // Which of a rank's ops overlapped its arrivals elsewhere, and which communicators are asynchronous.
@@ -228,13 +240,11 @@ void WhatIfReplay::Model::set_launch_dependency(uint32_t e, const RankStreams& r
 }
 
 // The gap: from the latest dependency (as measured) to the arrival. Nothing before it: it stays.
-void WhatIfReplay::Model::set_gap(uint32_t e, std::vector<uint32_t>& d) {
+void WhatIfReplay::Model::set_gap(uint32_t e) {
   Entry& en = entries[e];
-  std::sort(d.begin(), d.end());
-  d.erase(std::unique(d.begin(), d.end()), d.end());
-  en.fixed = en.prev < 0 && d.empty() && en.ready_op < 0;
+  en.fixed = en.prev < 0 && dep_first[e] == dep_first[e + 1] && en.ready_op < 0;
   double ready = en.prev >= 0 ? entries[size_t(en.prev)].arrival : -1e300;
-  for (uint32_t o : d) ready = std::max(ready, ops[o].last + ops[o].transfer);
+  for (uint32_t d = dep_first[e]; d < dep_first[e + 1]; ++d) ready = std::max(ready, ops[deps[d]].last + ops[deps[d]].transfer);
   if (en.ready_op >= 0) ready = std::max(ready, ops[size_t(en.ready_op)].last + ops[size_t(en.ready_op)].transfer + en.lead);
   en.gap = en.fixed ? 0 : std::max(0.0, en.arrival - ready);
 }
@@ -243,21 +253,27 @@ void WhatIfReplay::Model::set_gap(uint32_t e, std::vector<uint32_t>& d) {
 // there is no cycle unless zero-length ties make one; nodes left over go last, in time order.
 void WhatIfReplay::Model::sort_topologically() {
   const size_t E = entries.size(), N = E + ops.size();
-  std::vector<uint32_t> indeg(N, 0);
-  std::vector<std::vector<uint32_t>> out(N);
-  for (uint32_t e = 0; e < E; ++e) {
-    if (entries[e].prev >= 0) out[size_t(entries[e].prev)].push_back(e), ++indeg[e];
-    for (uint32_t d = dep_first[e]; d < dep_first[e + 1]; ++d) out[E + deps[d]].push_back(e), ++indeg[e];
-    if (entries[e].ready_op >= 0) out[E + size_t(entries[e].ready_op)].push_back(e), ++indeg[e];
-    out[e].push_back(uint32_t(E + entries[e].op)), ++indeg[E + entries[e].op];
-  }
+  std::vector<uint32_t> indeg(N, 0), out_first(N + 1, 0), out;  // out-edges in CSR
+  auto edges = [&](auto&& edge) {
+    for (uint32_t e = 0; e < E; ++e) {
+      if (entries[e].prev >= 0) edge(uint32_t(entries[e].prev), e);
+      for (uint32_t d = dep_first[e]; d < dep_first[e + 1]; ++d) edge(uint32_t(E + deps[d]), e);
+      if (entries[e].ready_op >= 0) edge(uint32_t(E + size_t(entries[e].ready_op)), e);
+      edge(e, uint32_t(E + entries[e].op));
+    }
+  };
+  edges([&](uint32_t from, uint32_t to) { ++out_first[from + 1], ++indeg[to]; });
+  for (size_t n = 0; n < N; ++n) out_first[n + 1] += out_first[n];
+  out.resize(out_first[N]);
+  std::vector<uint32_t> fill(out_first.begin(), out_first.end() - 1);
+  edges([&](uint32_t from, uint32_t to) { out[fill[from]++] = to; });
   order.clear();
   order.reserve(N);
   for (uint32_t n = 0; n < N; ++n)
     if (!indeg[n]) order.push_back(n);
   for (size_t i = 0; i < order.size(); ++i)
-    for (uint32_t next : out[order[i]])
-      if (--indeg[next] == 0) order.push_back(next);
+    for (uint32_t k = out_first[order[i]]; k < out_first[order[i] + 1]; ++k)
+      if (--indeg[out[k]] == 0) order.push_back(out[k]);
   if (order.size() < N) {
     auto time = [&](uint32_t n) { return n < E ? entries[n].arrival : ops[n - E].last + ops[n - E].transfer; };
     std::vector<uint32_t> rest;
@@ -271,15 +287,26 @@ void WhatIfReplay::Model::sort_topologically() {
 void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
   std::map<int32_t, double> work_of_rank;
   for (size_t e = 0; e < entries.size(); ++e) {
-    if (!entries[e].fixed) peer_gaps[peer_key(e)].push_back({entries[e].gap, entries[e].rank});
+    if (!entries[e].fixed) peer_gaps.push_back({peer_key(e), entries[e].gap, entries[e].rank});
     work_of_rank[entries[e].rank] += entries[e].gap;
   }
-  for (auto& [k, v] : peer_gaps) std::sort(v.begin(), v.end());
-  for (const auto& op : ops) {
-    const auto& first = key[by_op[op.first]];
-    like_transfer[{std::get<0>(first), op.seq, 0}].push_back(op.transfer);
+  std::sort(peer_gaps.begin(), peer_gaps.end());
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const Key k = peer_key(e);
+    const auto lo = std::lower_bound(peer_gaps.begin(), peer_gaps.end(), PeerGap{k, -1e300, INT32_MIN});
+    const auto hi = std::upper_bound(lo, peer_gaps.end(), PeerGap{k, 1e300, INT32_MAX});
+    entries[e].peers_first = uint32_t(lo - peer_gaps.begin()), entries[e].peers_count = uint32_t(hi - lo);
   }
-  for (auto& [k, v] : like_transfer) std::sort(v.begin(), v.end());
+  std::vector<std::pair<Key, double>> like;  // (family, seq, 0), transfer
+  like.reserve(ops.size());
+  for (const auto& op : ops) like.push_back({{std::get<0>(key[by_op[op.first]]), op.seq, 0}, op.transfer});
+  std::sort(like.begin(), like.end());
+  for (auto& op : ops) {
+    const Key k{std::get<0>(key[by_op[op.first]]), op.seq, 0};
+    const auto lo = std::lower_bound(like.begin(), like.end(), std::pair<Key, double>{k, -1e300});
+    const auto hi = std::upper_bound(lo, like.end(), std::pair<Key, double>{k, 1e300});
+    op.like_transfer = sorted_median(lo, size_t(hi - lo), [](const auto& p) { return p.second; });
+  }
   // Compute time where given for every rank replayed (gaps hold idle time and waits on other
   // streams too), else the gaps.
   const bool given = std::all_of(work_of_rank.begin(), work_of_rank.end(), [&](const auto& rw) {
@@ -300,21 +327,21 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
 // The median gap of the entry's role peers at the same point, leaving out `excluded` (sorted).
 // The entry's own gap when no peer has that point.
 double WhatIfReplay::Model::peer_median(size_t e, const std::vector<int32_t>& excluded) const {
-  const auto it = peer_gaps.find(peer_key(e));
-  if (it == peer_gaps.end()) return entries[e].gap;
-  const auto& v = it->second;
+  const Entry& en = entries[e];
+  if (!en.peers_count) return en.gap;
+  const std::span<const PeerGap> v(peer_gaps.data() + en.peers_first, en.peers_count);
   auto kept = [&](int32_t r) { return !std::binary_search(excluded.begin(), excluded.end(), r); };
   size_t n = 0;
-  for (const auto& g : v) n += kept(g.second);
+  for (const auto& g : v) n += kept(g.rank);
   if (!n) return entries[e].gap;
   const size_t lo = (n - 1) / 2, hi = n / 2;
   double a = 0, b = 0;
   size_t i = 0;
   for (const auto& g : v) {
-    if (!kept(g.second)) continue;
-    if (i == lo) a = g.first;
+    if (!kept(g.rank)) continue;
+    if (i == lo) a = g.gap;
     if (i == hi) {
-      b = g.first;
+      b = g.gap;
       break;
     }
     ++i;
@@ -345,8 +372,7 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
       if (change && change->hide_communication) transfer = 0;
       fix_link = fix_link || (change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end());
       if (fix_link) {
-        const auto& like = like_transfer.at({std::get<0>(key[by_op[op.first]]), op.seq, 0});
-        transfer = std::min(transfer, common::median(like));
+        transfer = std::min(transfer, op.like_transfer);
       }
       t[n] = last + transfer;
       if (op.window) end = std::max(end, t[n]);

@@ -89,7 +89,7 @@ class WhatIf : public Analysis {
     t.allreduce(std::span<double>(work), Transport::Op::Sum);
     ByteWriter w;
     PostMortem pm;
-    if (t.rank() == 0 && run.cross) pm = post_mortem(*run.cross, work);
+    if (t.rank() == 0 && run.cross) pm = post_mortem(*run.cross, work, [&t] { t.alive(); });
     what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall), iterations_table().pack(w, pm.iterations);
     const std::string got = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
     ByteReader r(got);

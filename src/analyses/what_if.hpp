@@ -1,6 +1,7 @@
 // What-if replay rows (src/analyses/what_if.cpp, docs/what-if.md).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,8 +39,10 @@ struct PostMortem {
   std::vector<WaterfallRow> iterations;  // per steady iteration (from_iteration = to_iteration)
 };
 // Process 0 (the op records are there): every phase replayed (src/analyses/what_if_phases.cpp).
-// `work`: each rank's steady compute time (the stage balance).
-PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work);
+// `work`: each rank's steady compute time (the stage balance). `progress` is called after each
+// replay: long local work is a sign of life to the other processes (--timeout), not silence.
+PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work,
+                       const std::function<void()>& progress = {});
 // The post-mortem a scan's what_if analysis holds (null when it has none): `compare` reads it.
 PostMortem const* post_mortem_of(const std::vector<std::unique_ptr<Analysis>>& analyses);
 // Summary value of `waterfall`: per phase its range, step and parts ([] without).

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -118,11 +119,16 @@ struct PhaseReplay {
   const c::WhatIfReplay& replay;
   double base = 0;
   bool rows_too = true;  // false: only what the waterfall needs (one iteration's)
+  const std::function<void()>& progress;
   std::vector<WhatIfRow> rows;
   WaterfallInput fall;
 
   double step_of(double makespan) const { return base > 0 ? w.step_ms * makespan / base : w.step_ms; }
-  double step_with(const c::WhatIfChange& ch) const { return step_of(replay.replay(ch)); }
+  double step_with(const c::WhatIfChange& ch) const {
+    const double ms = step_of(replay.replay(ch));
+    if (progress) progress();
+    return ms;
+  }
   void add(std::string change, std::string kind, std::vector<int32_t> ranks, double step_ms) {
     WhatIfRow r;
     r.change = std::move(change), r.kind = std::move(kind), r.ranks = std::move(ranks);
@@ -184,11 +190,12 @@ void PhaseReplay::run() {
 // One window replayed with every change; its waterfall rows appended to `fall` (none when it has
 // no op). Returns its what-if rows.
 std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const Window& w, int32_t phase, const std::vector<double>& work,
-                                     std::vector<WaterfallRow>& fall, bool rows_too = true) {
+                                     std::vector<WaterfallRow>& fall, const std::function<void()>& progress,
+                                     bool rows_too = true) {
   const c::WhatIfReplay replay(inputs_of(x, w, work));
   // Changes are measured against the replay unchanged (it differs from the measured makespan
   // only where a stream's next op was recorded a hair before its previous one ended).
-  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), rows_too, {}, {}};
+  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), rows_too, progress, {}, {}};
   if (replay.ops() == 0 || pr.base <= 0) return {};
   pr.run();
   const Reference ref = reference_of(x, w);
@@ -201,18 +208,18 @@ std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const Window& w,
 
 }  // namespace
 
-PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work) {
+PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work, const std::function<void()>& progress) {
   PostMortem out;
   if (!x.op_records) return out;
   const auto phases = phases_of(x);
   const auto* numbers = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
   for (size_t p = 0; p < phases.size(); ++p) {
     const Window& w = phases[p];
-    auto rows = replay_window(x, w, int32_t(p), work, out.waterfall);
+    auto rows = replay_window(x, w, int32_t(p), work, out.waterfall, progress);
     if (p + 1 == phases.size()) out.what_if = std::move(rows);  // the state the run ended in
     for (int32_t i = w.first; numbers && i < w.end; ++i) {  // and each of its iterations
       const int64_t n = (*numbers)[size_t(i)];
-      replay_window(x, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations, false);
+      replay_window(x, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations, progress, false);
     }
   }
   return out;
