@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/stats.hpp"
@@ -137,6 +138,33 @@ std::vector<FindingSummary> summarize_findings(const std::vector<RankFinding>& r
   }
   std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.cost_ms_per_step > b.cost_ms_per_step; });
   return out;
+}
+
+void charge_findings(std::vector<FindingSummary>& rows, const Verdict& v) {
+  std::vector<double> steps;
+  for (double s : v.job_step_ms)
+    if (s > 0) steps.push_back(s);
+  double step = median(steps);
+  // The step the stragglers' costs are a share of (the what-if's last phase), where there is one:
+  // every % then has one base.
+  for (const auto& s : v.stragglers)
+    if (std::isfinite(s.cost_pct) && s.cost_pct > 0) step = 100 * s.cost_ms_per_step / s.cost_pct;
+  for (auto& f : rows) {
+    f.own_ms_per_step = f.cost_ms_per_step;
+    double replay = 0;
+    bool any = false;
+    for (const auto& s : v.stragglers) {
+      const ranks::Finding lead = s.cause_detail != ranks::Finding::None ? s.cause_detail
+                                  : s.findings.empty()                   ? ranks::Finding::None
+                                                                         : s.findings.front();
+      if (lead != f.finding || !std::isfinite(s.cost_ms_per_step)) continue;
+      if (std::find(f.ranks.begin(), f.ranks.end(), s.rank) == f.ranks.end()) continue;
+      replay += s.cost_ms_per_step, any = true;
+    }
+    if (any) f.cost_ms_per_step = replay, f.cost_basis = "replay";
+    if (f.unit == "step" && step > 0) f.cost_pct = 100 * f.cost_ms_per_step / step;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cost_ms_per_step > b.cost_ms_per_step; });
 }
 
 }  // namespace collectives

@@ -505,14 +505,18 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   in.extra_transfer_ms = (r.transfer_ns - median_transfer_ns) / 1e6 / double(std::max<size_t>(r.step_ms.size(), 1));
   in.excess_ms_per_it = s.excess_ms / double(std::max<size_t>(win.to - std::max<size_t>(from, 1), 1));
   s.cause = cause_of(r, others, in, run.opt, s.evidence);
+  s.why = s.evidence;
   // A host delay is dated by its own signal, the extra GPU idle: own time also carries the GPU
   // speed spread, which blurs a small delay's start.
   if (s.cause == Cause::HostDelay && !run.by_idle[i])
     if (const size_t idle_on = onset_before(run.extra_idle[i], win.from, win.to, onset_options(run.opt)); idle_on != SIZE_MAX)
       s.onset_iteration = number(r, idle_on);
-  s.evidence = fmt::format("{:.1f} ms more own time than its stage peers{}, peers waited {:.1f} ms on it, last in "
-                           "{:.0f}% of its collectives; ",
-                           s.excess_ms,
+  // Evidence, not the cost (that is the what-if replay's, docs/costs.md): each figure says what it
+  // is summed over.
+  s.evidence = fmt::format("its own time (its steps less its waits in collectives) {:.2f} ms per step above its stage "
+                           "peers'{}; its peers waited {:.1f} ms on it in all (summed over peers and iterations); it "
+                           "arrived last in {:.0f}% of its collectives; ",
+                           in.excess_ms_per_it,
                            whole ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),
                            s.blame_ms, 100 * s.late_fraction) +
                s.evidence;

@@ -18,7 +18,7 @@ struct OpNode {
   uint32_t comm = 0, seq = 0;
   uint32_t first = 0, count = 0;  // its members: entries by_op[first, first + count)
   bool window = true;             // in the window (else the lead-in)
-  double like_transfer = 0;       // the median transfer of its like (family, seq) among the ops replayed
+  uint32_t like_first = 0, like_count = 0;  // its like (family, seq): likes[first, first + count)
 };
 
 struct Entry {  // one member's arrival at one op
@@ -43,10 +43,23 @@ struct PeerGap {
   bool operator<(const PeerGap& o) const { return std::tie(key, gap, rank) < std::tie(o.key, o.gap, o.rank); }
 };
 
-// The median of a sorted range (the mean of the two middle values for an even count).
-template <class It, class Get>
-double sorted_median(It first, size_t n, Get get) {
-  return n ? 0.5 * (get(first[(n - 1) / 2]) + get(first[n / 2])) : 0.0;
+// The median of the kept values of a range sorted by value (the mean of the two middle ones for
+// an even count); `none` when nothing is kept.
+template <class T, class Keep, class Get>
+double kept_median(std::span<const T> v, Keep keep, Get get, double none) {
+  size_t n = 0;
+  for (const auto& x : v) n += keep(x);
+  if (!n) return none;
+  const size_t lo = (n - 1) / 2, hi = n / 2;
+  double a = 0;
+  size_t i = 0;
+  for (const auto& x : v) {
+    if (!keep(x)) continue;
+    if (i == lo) a = get(x);
+    if (i == hi) return 0.5 * (a + get(x));
+    ++i;
+  }
+  return none;  // not reached
 }
 
 
@@ -67,6 +80,14 @@ struct WhatIfReplay::Model {
   // Flat and sorted, not a container per key: a replay's build is one of many (each phase, each
   // iteration), and small allocations dominated it.
   std::vector<PeerGap> peer_gaps;               // by key, gap, rank
+  struct Like {
+    Key key;  // (family, seq, 0)
+    double transfer;
+    uint32_t comm;
+    bool operator<(const Like& o) const { return std::tie(key, transfer, comm) < std::tie(o.key, o.transfer, o.comm); }
+  };
+  std::vector<Like> likes;  // every op replayed, by key and transfer
+  double like_median(const OpNode& op, const WhatIfChange& change, bool own_link) const;
   std::map<int32_t, double> stage_work;
   double start = 0, makespan = 0;
 
@@ -297,15 +318,14 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
     const auto hi = std::upper_bound(lo, peer_gaps.end(), PeerGap{k, 1e300, INT32_MAX});
     entries[e].peers_first = uint32_t(lo - peer_gaps.begin()), entries[e].peers_count = uint32_t(hi - lo);
   }
-  std::vector<std::pair<Key, double>> like;  // (family, seq, 0), transfer
-  like.reserve(ops.size());
-  for (const auto& op : ops) like.push_back({{std::get<0>(key[by_op[op.first]]), op.seq, 0}, op.transfer});
-  std::sort(like.begin(), like.end());
+  likes.reserve(ops.size());
+  for (const auto& op : ops) likes.push_back({{std::get<0>(key[by_op[op.first]]), op.seq, 0}, op.transfer, op.comm});
+  std::sort(likes.begin(), likes.end());
   for (auto& op : ops) {
     const Key k{std::get<0>(key[by_op[op.first]]), op.seq, 0};
-    const auto lo = std::lower_bound(like.begin(), like.end(), std::pair<Key, double>{k, -1e300});
-    const auto hi = std::upper_bound(lo, like.end(), std::pair<Key, double>{k, 1e300});
-    op.like_transfer = sorted_median(lo, size_t(hi - lo), [](const auto& p) { return p.second; });
+    const auto lo = std::lower_bound(likes.begin(), likes.end(), Like{k, -1e300, 0});
+    const auto hi = std::upper_bound(lo, likes.end(), Like{k, 1e300, UINT32_MAX});
+    op.like_first = uint32_t(lo - likes.begin()), op.like_count = uint32_t(hi - lo);
   }
   // Compute time where given for every rank replayed (gaps hold idle time and waits on other
   // streams too), else the gaps.
@@ -328,25 +348,21 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
 // The entry's own gap when no peer has that point.
 double WhatIfReplay::Model::peer_median(size_t e, const std::vector<int32_t>& excluded) const {
   const Entry& en = entries[e];
-  if (!en.peers_count) return en.gap;
-  const std::span<const PeerGap> v(peer_gaps.data() + en.peers_first, en.peers_count);
-  auto kept = [&](int32_t r) { return !std::binary_search(excluded.begin(), excluded.end(), r); };
-  size_t n = 0;
-  for (const auto& g : v) n += kept(g.rank);
-  if (!n) return entries[e].gap;
-  const size_t lo = (n - 1) / 2, hi = n / 2;
-  double a = 0, b = 0;
-  size_t i = 0;
-  for (const auto& g : v) {
-    if (!kept(g.rank)) continue;
-    if (i == lo) a = g.gap;
-    if (i == hi) {
-      b = g.gap;
-      break;
-    }
-    ++i;
-  }
-  return 0.5 * (a + b);
+  auto kept = [&](const PeerGap& g) { return !std::binary_search(excluded.begin(), excluded.end(), g.rank); };
+  return kept_median(std::span<const PeerGap>(peer_gaps.data() + en.peers_first, en.peers_count), kept,
+                     [](const PeerGap& g) { return g.gap; }, en.gap);
+}
+
+// The median transfer of the op's like (the same position on the family's other communicators),
+// leaving out the communicators being fixed: a slow link's own communicators are no measure of a
+// healthy one (two slow of four would put the median halfway). For a rank's own slow link the op's
+// own communicator is left out too. The op's own transfer when no like is left.
+double WhatIfReplay::Model::like_median(const OpNode& op, const WhatIfChange& change, bool own_link) const {
+  auto kept = [&](const Like& l) {
+    return !(own_link && l.comm == op.comm) && std::find(change.comms.begin(), change.comms.end(), l.comm) == change.comms.end();
+  };
+  return kept_median(std::span<const Like>(likes.data() + op.like_first, op.like_count), kept,
+                     [](const Like& l) { return l.transfer; }, op.transfer);
 }
 
 double WhatIfReplay::Model::run(const WhatIfChange* change) const {
@@ -364,16 +380,14 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
     if (n >= E) {  // an op's end: the last (replayed) arrival plus its transfer
       const auto& op = ops[n - E];
       double last = -1e300, transfer = op.transfer;
-      bool fix_link = false;
+      bool by_rank = false;  // a member's own link is slow
       for (uint32_t i = op.first; i < op.first + op.count; ++i) {
         last = std::max(last, t[by_op[i]]);
-        fix_link = fix_link || listed(link_ranks, entries[by_op[i]].rank);
+        by_rank = by_rank || listed(link_ranks, entries[by_op[i]].rank);
       }
       if (change && change->hide_communication) transfer = 0;
-      fix_link = fix_link || (change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end());
-      if (fix_link) {
-        transfer = std::min(transfer, op.like_transfer);
-      }
+      const bool by_comm = change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end();
+      if (by_rank || by_comm) transfer = std::min(transfer, like_median(op, *change, by_rank));
       t[n] = last + transfer;
       if (op.window) end = std::max(end, t[n]);
       continue;

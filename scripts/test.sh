@@ -22,7 +22,7 @@ if [ "$sanitize" = 1 ]; then
   # out on them). Their code paths run in the other tests (test_what_if runs the replay,
   # test_scaling the scaling judge and command). Everything else runs.
   ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@"
+    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@"
 else
   ctest --output-on-failure -j "$JOBS" "$@"
 fi

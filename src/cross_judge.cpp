@@ -208,7 +208,7 @@ void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred
     res.evidence_ranks.push_back(e.rank);
     res.step_ms.push_back(e.step_ms);
     res.iteration_number.push_back(e.iteration_number);
-    res.idle_ms.push_back(e.idle_ms), res.comm_ms.push_back(e.comm_ms);
+    res.idle_ms.push_back(e.idle_ms), res.comm_ms.push_back(e.comm_ms), res.compute_ms.push_back(e.compute_ms);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analyses/what_if.hpp"
 #include "cross_stages.hpp"
 #include "exchange.hpp"
 #include "timings.hpp"
@@ -268,6 +269,11 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   res.bytes_exchanged = x.sent();
   res.bytes_exchanged_total = t.reduce(res.bytes_exchanged, Transport::Op::Sum);
   timings().mark("evidence and verdict");
+  // The verdict's costs are what fixing each problem buys: the what-if replay's (docs/costs.md).
+  auto pm = std::make_shared<analyses::PostMortem>(analyses::shared_post_mortem(t, res));
+  analyses::charge_costs(*pm, res.verdict);
+  res.post_mortem = std::move(pm);
+  timings().mark("what-if replay");
   return res;
 }
 

@@ -26,6 +26,9 @@
 #include "transport.hpp"
 
 namespace straggler {
+namespace analyses {
+struct PostMortem;
+}
 
 // What the process that read a rank keeps of it for the cross-rank analysis.
 struct CrossRankInput {
@@ -105,7 +108,10 @@ struct CrossRankResults {
   std::vector<std::vector<int64_t>> iteration_number;
   // Same shape: GPU idle and exposed communication per iteration (ranks/iteration_work.hpp; comm_ms
   // empty when unknown), for the step-time waterfall.
-  std::vector<std::vector<double>> idle_ms, comm_ms;
+  std::vector<std::vector<double>> idle_ms, comm_ms, compute_ms;
+  // What fixing each cause buys and where the step goes (src/analyses/what_if.hpp), every process;
+  // the verdict's costs come from it.
+  std::shared_ptr<const analyses::PostMortem> post_mortem;
   // Root-cause findings of every rank (comm_imbalance included), by rank then finding.
   std::vector<ranks::RankFinding> findings;
   int64_t min_hang_margin_ns = collectives::kMinHangMarginNs;  // the run's --hang-margin (replay_owned too)

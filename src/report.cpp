@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -103,7 +104,8 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed)
                       v.needed_iterations > 0 ? fmt::format("at least {} needed", v.needed_iterations)
                                               : std::string("no number would do"));
   } else if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
-    os << "verdict: healthy: no straggler, no slow link, no desync";
+    os << "verdict: healthy as far as ranks go: no straggler, no slow link, no desync (no rank holds the others back; "
+          "what the job's own step costs is in the post-mortem below)";
   } else {
     std::vector<std::string> found;
     if (!v.stragglers.empty()) found.push_back(plural(v.stragglers.size(), "straggler"));
@@ -129,21 +131,53 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed)
                     plural(size_t(x.clock.ops), "matched collective"), double(x.bytes_exchanged_total) / 1e6);
 }
 
+// "7.21 ms per step (7.9% of the step)": the one cost of a problem (docs/costs.md).
+std::string cost_text(double ms, double pct) {
+  if (!std::isfinite(ms)) return "not replayed (only the 16 most blamed stragglers are; see /what_if)";
+  return fmt::format("{:.2f} ms per step ({:.1f}% of the step)", ms, pct);
+}
+
+// Who, since when, why, what it costs: a line each; the evidence indented below.
+void print_straggler(std::ostream& os, const collectives::Straggler& s) {
+  std::vector<std::string> parts;  // the evidence's parts, less the cause's own (the why line)
+  for (size_t from = 0;;) {
+    const size_t at = s.evidence.find("; ", from);
+    std::string part = s.evidence.substr(from, at == std::string::npos ? std::string::npos : at - from);
+    if (part != s.why) parts.push_back(std::move(part));
+    if (at == std::string::npos) break;
+    from = at + 2;
+  }
+  const std::string cause = fmt::format("{}{}", collectives::cause_name(s.cause),
+                                        s.cause_detail == ranks::Finding::None ? "" : fmt::format(" ({})", ranks::finding_name(s.cause_detail)));
+  os << fmt::format("  STRAGGLER rank {} ({})\n", s.rank, printable(s.host));
+  os << fmt::format("    costs the job: {}\n", cost_text(s.cost_ms_per_step, s.cost_pct));
+  os << fmt::format("    since:         iteration {}\n", s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "? (from the start of the steady state)");
+  os << fmt::format("    why:           {}{}\n", cause, s.why.empty() ? "" : ": " + printable(s.why));
+  os << "    evidence:\n";
+  for (const auto& p : parts)
+    if (!p.empty()) os << "      " << printable(p) << "\n";
+}
+
+// A slow link: its hosts and cost, and where the hosts cannot be told apart further, what to run.
+void print_slow_link(std::ostream& os, const collectives::SlowLink& l) {
+  std::vector<std::string> shown;
+  for (const auto& h : l.hosts) shown.push_back(printable(h));
+  const std::string hosts = shown.empty() ? std::string("(hosts unknown)") : fmt::format("{}", fmt::join(shown, ", "));
+  os << fmt::format("  SLOW LINK {}\n", hosts);
+  os << fmt::format("    costs the job: {}\n", cost_text(l.cost_ms_per_step, l.cost_pct));
+  os << fmt::format("    why:           {} transfers {:.2f}x slower than their like ({})\n", l.collective, l.slowdown,
+                    plural(l.communicators.size(), "communicator"));
+  if (l.hosts.size() > 2)
+    os << fmt::format("    next:          the profiles do not narrow it below these {} hosts: run nccl-tests "
+                      "(all_reduce_perf -b 8M -e 1G) on pairs of them to find the link\n", l.hosts.size());
+}
+
 // One line per finding. step: what the change points measure ("step time" only when iterations
 // come from step markers).
 void print_findings(std::ostream& os, const CrossRankResults& x, const char* step) {
   const auto& v = x.verdict;
-  for (const auto& s : v.stragglers)
-    os << fmt::format("  STRAGGLER rank {} ({}): {}{}, since iteration {}: {}\n", s.rank, printable(s.host), collectives::cause_name(s.cause),
-                      s.cause_detail == ranks::Finding::None ? "" : fmt::format(" ({})", ranks::finding_name(s.cause_detail)),
-                      s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "?", printable(s.evidence));
-  for (const auto& l : v.slow_links) {
-    std::vector<std::string> shown;
-    for (const auto& h : l.hosts) shown.push_back(printable(h));
-    const std::string hosts = fmt::format("{}", fmt::join(shown, ", "));
-    os << fmt::format("  SLOW LINK {}: {} transfers {:.2f}x slower than their peers ({})\n", hosts, l.collective,
-                      l.slowdown, plural(l.communicators.size(), "communicator"));
-  }
+  for (const auto& s : v.stragglers) print_straggler(os, s);
+  for (const auto& l : v.slow_links) print_slow_link(os, l);
   for (const auto& d : x.desync) {
     const std::string miss = fmt::format("{}", fmt::join(d.missing_ranks, ", "));
     const std::string blocked = fmt::format("{}", fmt::join(d.blocked_ranks, ", "));
@@ -162,9 +196,13 @@ void print_findings(std::ostream& os, const CrossRankResults& x, const char* ste
 void print_clock_and_layout(std::ostream& os, const CrossRankResults& x) {
   if (!x.clock.rejected.empty())
     os << "  clocks: NOT corrected: " << x.clock.rejected << "\n";
-  else
-    os << fmt::format("  clocks: max offset {:.3f} ms corrected (residual {:.1f} us); clock-condition violations "
-                      "{} before, {} after correction\n",
+  else if (x.clock.unaligned_ranks > 0)
+    os << fmt::format("  clocks: {} not aligned to the others (no trusted collective ties them to rank 0's clock): "
+                      "their times are as recorded; the rest corrected, max offset {:.3f} ms\n",
+                      plural(size_t(x.clock.unaligned_ranks), "rank"), x.clock.max_offset_ns / 1e6);
+  else if (x.clock.max_offset_ns >= 500 || x.clock.violations_before > 0)  // under 0.5 us: nothing to say
+    os << fmt::format("  clocks: max offset {:.3f} ms corrected (residual {:.1f} us); collectives ending before their "
+                      "last member arrived (impossible on one clock): {} before, {} after correction\n",
                       x.clock.max_offset_ns / 1e6, x.clock.residual_ns / 1e3, x.clock.violations_before,
                       x.clock.violations_after);
   if (x.clock.distrusted_edges)
@@ -213,7 +251,8 @@ std::string rank_list(const std::vector<int32_t>& ranks) {
 
 // The Book of Root Causes over all ranks, costliest first; the job's own (most ranks) marked.
 void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total_ranks) {
-  const auto rows = collectives::summarize_findings(x.findings, total_ranks);
+  auto rows = collectives::summarize_findings(x.findings, total_ranks);
+  collectives::charge_findings(rows, x.verdict);
   if (rows.empty()) {
     os << "root-cause findings: none\n";
     return;
@@ -225,7 +264,11 @@ void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total
     const std::string cost =
         f.finding == ranks::Finding::KernelHotspot
             ? std::string("no cost (a place to look)")
-            : fmt::format("{:.2f} ms per {}{}", f.cost_ms_per_step, f.unit,
+        : f.cost_basis == "replay"
+            ? fmt::format("costs the job {} (what fixing its straggler buys; its own figure {:.2f} ms per step)",
+                          cost_text(f.cost_ms_per_step, f.cost_pct), f.own_ms_per_step)
+            : fmt::format("{:.2f} ms per {}{}{}", f.cost_ms_per_step, f.unit,
+                          std::isfinite(f.cost_pct) ? fmt::format(" ({:.1f}% of the step)", f.cost_pct) : "",
                           f.ranks.size() > 1 ? fmt::format(" (median {:.2f})", f.median_cost_ms_per_step) : "");
     os << fmt::format("  {} on {} {}{}: {}: {}\n", ranks::finding_name(f.finding), f.ranks.size() == 1 ? "rank" : "ranks",
                       rank_list(f.ranks),
@@ -243,16 +286,19 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
 }
 
 // One line per rank (small runs only: at scale the highlights and the HDF5 say it).
-void print_rank_table(std::ostream& os, const RunSummaryInput& in, bool periodic, bool marked) {
+void print_rank_table(std::ostream& os, const std::vector<const RankRow*>& rows, bool periodic, bool marked) {
   os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
                     "host", "gpu", "kernels", !periodic ? "step ms" : marked ? "step/unit" : "unit ms", "busy%",
                     "nccl%", "expo%", "idle%", "gaps", "wait ms", "blame ms", "late%", "cause");
-  for (const auto& r : in.ranks)
-    os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
-                      r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count, r.step_ms_median,
+  for (const RankRow* rp : rows) {
+    const RankRow& r = *rp;
+    os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
+                      r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count,
+                      r.step_ms_median > 0 ? fmt::format("{:.2f}", r.step_ms_median) : std::string("-"),
                       pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
                       pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.root_blame_ms, 100 * r.late_fraction,
                       r.cause);
+  }
   os << "(gaps: idle gaps over 1 ms; wait: time in collectives waiting for the last member; blame: peers' time "
         "waiting for it, charged to the rank that started each chain of waits (root blame); late: share of its "
         "collectives where it arrived last)\n";
@@ -343,7 +389,20 @@ std::string measurements_report(const RunSummaryInput& in) {
   const bool periodic = sources.count("collective_period"), marked = sources.count("nvtx");
   print_iterations(os, in, sources, unit, periodic, marked);
   print_gpu_time(os, in);
-  if (in.ranks.size() <= 64) print_rank_table(os, in, periodic, marked);
+  // Above 64 ranks the ten that matter most (stragglers, then the most blamed): a table of 512
+  // lines is read by nobody.
+  std::vector<const RankRow*> rows;
+  for (const auto& r : in.ranks) rows.push_back(&r);
+  if (rows.size() > 64) {
+    std::stable_sort(rows.begin(), rows.end(), [](const RankRow* a, const RankRow* b) {
+      return std::make_pair(!a->cause.empty(), a->root_blame_ms) > std::make_pair(!b->cause.empty(), b->root_blame_ms);
+    });
+    rows.resize(10);
+    std::sort(rows.begin(), rows.end(), [](const RankRow* a, const RankRow* b) { return a->rank < b->rank; });
+    os << fmt::format("\nthe 10 ranks that matter most (stragglers, then the most blamed); the other {} are in the HDF5 "
+                      "file's /ranks (scripts/plot_stragglers.py plots them all):", in.ranks.size() - 10);
+  }
+  print_rank_table(os, rows, periodic, marked);
   return os.str();
 }
 

@@ -137,9 +137,16 @@ struct Column {
   // column as read from a file. Member columns have it; a computed column has it only where its
   // declaration says how (computed(...).reads(...)), else its value is derived again.
   std::function<void(const ColumnData&, size_t, Row&)> load;
+  // Added to a table after files without it were written: a file without it reads back with the
+  // row's default (col(...).added()). Every other column missing from a file is an error.
+  bool optional = false;
   // What docs/hdf5-layout.md says of it, where more than the HDF5 description: col(...).doc("...").
   Column doc(std::string text) && {
     info.doc = std::move(text);
+    return std::move(*this);
+  }
+  Column added() && {
+    optional = true;
     return std::move(*this);
   }
   template <class F>
@@ -290,7 +297,8 @@ struct Table {
   }
 
   // The rows of a table read back from a file (read_table, src/h5_read_tables.hpp): every column
-  // that can be read back sets its part of each row; a column missing from `d` is an error.
+  // that can be read back sets its part of each row; a column missing from `d` is an error
+  // unless declared added().
   std::vector<Row> rows_of(const TableData& d) const {
     std::vector<const ColumnData*> in;
     uint64_t n = 0;
@@ -298,13 +306,13 @@ struct Table {
       const ColumnData* found = nullptr;
       for (const auto& x : d.columns)
         if (x.info.name == c.info.name) found = &x;
-      if (!found) throw std::runtime_error(path + "/" + c.info.name + ": not in the file");
+      if (!found && !c.optional) throw std::runtime_error(path + "/" + c.info.name + ": not in the file");
       in.push_back(found);
-      if (c.load) n = std::max(n, found->rows());
+      if (c.load && found) n = std::max(n, found->rows());
     }
     std::vector<Row> rows(n);
     for (size_t k = 0; k < columns.size(); ++k)
-      if (columns[k].load) {
+      if (columns[k].load && in[k]) {
         if (in[k]->rows() != n) throw std::runtime_error(path + "/" + columns[k].info.name + ": row count differs");
         for (size_t i = 0; i < n; ++i) columns[k].load(*in[k], i, rows[i]);
       }

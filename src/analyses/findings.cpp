@@ -17,15 +17,19 @@ class Findings : public Analysis {
   std::vector<std::pair<std::string, std::string>> summary(const RunResults& res, const RunSummaryInput&) const override {
     JsonWriter j;
     j.begin_array();
-    if (res.cross)
-      for (const auto& s : collectives::summarize_findings(res.cross->findings, size_t(res.total_ranks))) {
-        j.begin_object().key("finding").value(ranks::finding_name(s.finding)).key("ranks").begin_array();
-        for (int32_t r : s.ranks) j.value(r);
-        j.end_array().key("cost_ms_per_step").value(s.cost_ms_per_step);
-        j.key("median_cost_ms_per_step").value(s.median_cost_ms_per_step).key("unit").value(s.unit);
-        j.key("shared").value(s.shared);
-        j.key("evidence").value(s.evidence).end_object();
-      }
+    auto rows = res.cross ? collectives::summarize_findings(res.cross->findings, size_t(res.total_ranks))
+                          : std::vector<collectives::FindingSummary>{};
+    if (res.cross) collectives::charge_findings(rows, res.cross->verdict);
+    for (const auto& s : rows) {
+      j.begin_object().key("finding").value(ranks::finding_name(s.finding)).key("ranks").begin_array();
+      for (int32_t r : s.ranks) j.value(r);
+      j.end_array().key("cost_ms_per_step").value(s.cost_ms_per_step);
+      j.key("cost_pct").value(s.cost_pct).key("cost_basis").value(s.cost_basis);
+      j.key("own_ms_per_step").value(s.own_ms_per_step);
+      j.key("median_cost_ms_per_step").value(s.median_cost_ms_per_step).key("unit").value(s.unit);
+      j.key("shared").value(s.shared);
+      j.key("evidence").value(s.evidence).end_object();
+    }
     j.end_array();
     return {{"findings", j.str()}};
   }

@@ -6,10 +6,11 @@ namespace straggler::analyses {
 
 std::vector<WaterfallRow> waterfall(const WaterfallInput& in) {
   std::vector<WaterfallRow> out;
-  auto add = [&](std::string part, std::string label, std::vector<int32_t> ranks, double ms) {
+  auto add = [&](std::string part, std::string label, std::vector<int32_t> ranks, double ms, int32_t item = -1) {
     WaterfallRow r;
     r.phase = in.phase, r.from_iteration = in.from_iteration, r.to_iteration = in.to_iteration, r.step_ms = in.step_ms;
     r.part = std::move(part), r.label = std::move(label), r.ranks = std::move(ranks), r.ms = ms;
+    r.item = item;
     r.share = in.step_ms > 0 ? ms / in.step_ms : 0;
     out.push_back(std::move(r));
   };
@@ -20,7 +21,7 @@ std::vector<WaterfallRow> waterfall(const WaterfallInput& in) {
   for (const auto& f : in.fixes) alone += std::max(0.0, in.step_ms - f.step_ms);
   for (const auto& f : in.fixes) {
     const double share = alone > 0 ? std::max(0.0, in.step_ms - f.step_ms) / alone : 1.0 / double(in.fixes.size());
-    add(f.part, f.label, f.ranks, together * share);
+    add(f.part, f.label, f.ranks, together * share, f.item);
   }
   const double base = in.fixes.empty() ? in.step_ms : in.fixed_ms;
   add("exposed_communication", "exposed communication (transfers)", {}, base - in.fixed_hidden_ms);

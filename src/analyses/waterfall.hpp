@@ -14,6 +14,7 @@ struct WaterfallRow {
   std::string part;   // straggler, slow_link, exposed_communication, compute, idle, pipeline_bubble, waiting
   std::string label;  // in words
   std::vector<int32_t> ranks;
+  int32_t item = -1;  // straggler, slow_link: its index in the verdict's list (-1: the other parts)
   double ms = 0;      // per step
   double share = 0;   // ms / the phase's mean step
 };
@@ -26,6 +27,7 @@ struct WaterfallInput {
     std::string part, label;
     std::vector<int32_t> ranks;
     double step_ms = 0;  // the step with this one fixed alone
+    int32_t item = -1;   // its index in the verdict's stragglers or slow links
   };
   std::vector<Fix> fixes;            // each straggler, each slow link
   double fixed_ms = 0;               // every fix together (= step_ms without fixes)

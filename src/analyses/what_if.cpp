@@ -55,7 +55,8 @@ const tables::Table<WaterfallRow>& waterfall_table() {
        col("step_ms", &R::step_ms, "ms", "the phase's measured mean step: its parts add up to it"),
        col("part", &R::part, "", "straggler, slow_link, exposed_communication, compute, idle, pipeline_bubble or waiting"),
        col("label", &R::label, "", "in words"), col("ranks", &R::ranks, "", "the straggler's rank"),
-       col("ms", &R::ms, "ms", "per step"), col("share", &R::share, "", "of the phase's mean step")},
+       col("ms", &R::ms, "ms", "per step"), col("share", &R::share, "", "of the phase's mean step"),
+       col("item", &R::item, "", "straggler, slow_link: its row in /stragglers or /slow_links (-1: other parts)").added()},
       nullptr};
   return t;
 }
@@ -67,7 +68,7 @@ const tables::Table<WaterfallRow>& iterations_table() {
       tables::Distribution::Replicated,
       {col("phase", &R::phase, "", "the phase it is in"), col("iteration", &R::from_iteration),
        col("step_ms", &R::step_ms, "ms"), col("part", &R::part), col("label", &R::label), col("ranks", &R::ranks),
-       col("ms", &R::ms, "ms"), col("share", &R::share)},
+       col("ms", &R::ms, "ms"), col("share", &R::share), col("item", &R::item).added()},
       nullptr};
   return t;
 }
@@ -79,22 +80,12 @@ std::string mfu_json(const RunSummaryInput& all) {
   return "null";
 }
 
+// The run's post-mortem is computed with its verdict (run_cross_rank: the verdict's costs come
+// from it); this analysis publishes it.
 class WhatIf : public Analysis {
  public:
-  void finish(Transport& t, const RunResults& run) override {
-    // Each rank's compute time (its steady window) for the stage balance, from whichever process read it.
-    std::vector<double> work(size_t(std::max(run.world, 0)), 0.0);
-    for (const auto& r : run.ranks)
-      if (r.rank >= 0 && r.rank < run.world) work[size_t(r.rank)] = r.compute_ms;
-    t.allreduce(std::span<double>(work), Transport::Op::Sum);
-    ByteWriter w;
-    PostMortem pm;
-    if (t.rank() == 0 && run.cross) pm = post_mortem(*run.cross, work, [&t] { t.alive(); });
-    what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall), iterations_table().pack(w, pm.iterations);
-    const std::string got = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
-    ByteReader r(got);
-    pm_.what_if = what_if_table().unpack(r), pm_.waterfall = waterfall_table().unpack(r);
-    pm_.iterations = iterations_table().unpack(r);
+  void finish(Transport&, const RunResults& run) override {
+    if (run.cross && run.cross->post_mortem) pm_ = *run.cross->post_mortem;
   }
   void tables(const RunResults&, tables::ResultTables& out) const override {
     out.tables.push_back(what_if_table().materialize(pm_.what_if));
@@ -123,6 +114,35 @@ class WhatIf : public Analysis {
 };
 
 }  // namespace
+
+PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
+  // Each rank's compute time over its iterations (the stage balance), from the verdict's evidence.
+  std::vector<double> work(x.acc.ops.size(), 0.0);
+  for (size_t k = 0; k < x.evidence_ranks.size() && k < x.compute_ms.size(); ++k)
+    if (x.evidence_ranks[k] >= 0 && size_t(x.evidence_ranks[k]) < work.size())
+      for (double v : x.compute_ms[k]) work[size_t(x.evidence_ranks[k])] += v;
+  ByteWriter w;
+  PostMortem pm;
+  if (t.rank() == 0) pm = post_mortem(x, work, [&t] { t.alive(); });
+  what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall), iterations_table().pack(w, pm.iterations);
+  const std::string got = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
+  ByteReader r(got);
+  pm.what_if = what_if_table().unpack(r), pm.waterfall = waterfall_table().unpack(r);
+  pm.iterations = iterations_table().unpack(r);
+  return pm;
+}
+
+void charge_costs(const PostMortem& pm, collectives::Verdict& v) {
+  int32_t last = -1;
+  for (const auto& row : pm.waterfall) last = std::max(last, row.phase);
+  for (const auto& row : pm.waterfall) {
+    if (row.phase != last || row.item < 0) continue;
+    const size_t i = size_t(row.item);
+    auto charge = [&](auto& problem) { problem.cost_ms_per_step = row.ms, problem.cost_pct = 100 * row.share; };
+    if (row.part == "straggler" && i < v.stragglers.size()) charge(v.stragglers[i]);
+    if (row.part == "slow_link" && i < v.slow_links.size()) charge(v.slow_links[i]);
+  }
+}
 
 const WhatIfRow* ideal_row(const std::vector<WhatIfRow>& rows) {
   const WhatIfRow* best = nullptr;

@@ -8,9 +8,13 @@
 
 #include "analyses/waterfall.hpp"
 
+namespace collectives {
+struct Verdict;
+}
 namespace straggler {
 struct CrossRankResults;
 class Analysis;
+class Transport;
 }
 
 namespace straggler::analyses {
@@ -43,6 +47,13 @@ struct PostMortem {
 // replay: long local work is a sign of life to the other processes (--timeout), not silence.
 PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work,
                        const std::function<void()>& progress = {});
+// Collective: the post-mortem computed on process 0 (where the op records are) and given to every
+// process. Called by run_cross_rank once the verdict is decided.
+PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x);
+// The cost of each problem (docs/costs.md): a straggler's or slow link's part of the last phase's
+// waterfall (what fixing them together saves, shared out by what each saves alone), in ms per
+// step and % of the step. Those without a part (not replayed) keep NaN.
+void charge_costs(const PostMortem& pm, collectives::Verdict& v);
 // The post-mortem a scan's what_if analysis holds (null when it has none): `compare` reads it.
 PostMortem const* post_mortem_of(const std::vector<std::unique_ptr<Analysis>>& analyses);
 // Summary value of `waterfall`: per phase its range, step and parts ([] without).

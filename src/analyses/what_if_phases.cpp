@@ -144,7 +144,8 @@ void PhaseReplay::run() {
   add("as measured", "measured", {}, w.step_ms);
   c::WhatIfChange all;
   constexpr size_t kMaxRankRows = 16;  // a row each for the first 16 stragglers (blame order); all below
-  for (const auto& s : x.verdict.stragglers) {
+  for (size_t si = 0; si < x.verdict.stragglers.size(); ++si) {
+    const auto& s = x.verdict.stragglers[si];
     c::WhatIfChange one;
     one.ranks = {s.rank};
     if (s.cause == c::Cause::SlowLink) one.links = {s.rank};
@@ -153,9 +154,10 @@ void PhaseReplay::run() {
     if (!row) continue;
     const std::string label = fmt::format("rank {} ({})", s.rank, c::cause_name(s.cause));
     add(label + " at its peers' median", "fix_rank", {s.rank}, step_with(one));
-    fall.fixes.push_back({"straggler", label, {s.rank}, rows.back().step_ms});
+    fall.fixes.push_back({"straggler", label, {s.rank}, rows.back().step_ms, int32_t(si)});
   }
-  for (const auto& link : x.verdict.slow_links) {  // the link at its like's transfer time
+  for (size_t li = 0; li < x.verdict.slow_links.size(); ++li) {  // the link at its like's transfer time
+    const auto& link = x.verdict.slow_links[li];
     c::WhatIfChange l;
     for (size_t ci = 0; ci < x.comms.size(); ++ci)
       if (std::find(link.communicators.begin(), link.communicators.end(), x.comms[ci].name) != link.communicators.end())
@@ -164,7 +166,7 @@ void PhaseReplay::run() {
     all.comms.insert(all.comms.end(), l.comms.begin(), l.comms.end());
     const std::string label = "slow link (" + common::printable(fmt::format("{}", fmt::join(link.hosts, ", "))) + ")";
     add(label + " at its like's speed", "fix_link", {}, step_with(l));
-    fall.fixes.push_back({"slow_link", label, {}, rows.back().step_ms});
+    fall.fixes.push_back({"slow_link", label, {}, rows.back().step_ms, int32_t(li)});
   }
   const bool any_fix = !all.ranks.empty() || !all.comms.empty();
   fall.fixed_ms = any_fix ? step_with(all) : w.step_ms;

@@ -136,10 +136,17 @@ const Table<collectives::Straggler>& stragglers_table() {
                           Distribution::Replicated,
                           {col("rank", &S::rank), col("host", &S::host),
                            enum_col("cause", &S::cause, collectives::cause_name, int(collectives::Cause::Unknown) + 1),
-                           col("evidence", &S::evidence), col("blame_ms", &S::blame_ms, "ms"),
+                           col("evidence", &S::evidence),
+                           col("why", &S::why, "", "the cause's own evidence (also in evidence)").added(),
+                           col("blame_ms", &S::blame_ms, "ms"),
                            col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
                            col("late_fraction", &S::late_fraction), col("score", &S::score),
                            col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown"),
+                           col("cost_ms_per_step", &S::cost_ms_per_step, "ms",
+                               "what the job's step loses to it: its share of the what-if saving (docs/costs.md)")
+                               .doc("NaN: not replayed (beyond the 16 most blamed)")
+                               .added(),
+                           col("cost_pct", &S::cost_pct, "%", "cost_ms_per_step as a share of the phase's step").added(),
                            enum_col("cause_detail", &S::cause_detail, ranks::finding_name, ranks::kFindingCount + 1,
                                     "host_delay refined by its costliest host-side finding (\"\": none)"),
                            computed<S>("findings", [](const S& s) {
@@ -176,7 +183,11 @@ const Table<collectives::SlowLink>& slow_links_table() {
                           Distribution::Replicated,
                           {col("hosts", &L::hosts).doc("the link's hosts (e.g. `node-00`, `node-01`)"), col("collective", &L::collective),
                            col("slowdown", &L::slowdown).doc("its transfers' time over their peers'"),
-                           col("communicators", &L::communicators).doc("the communicators whose transfers were slow")}};
+                           col("communicators", &L::communicators).doc("the communicators whose transfers were slow"),
+                           col("cost_ms_per_step", &L::cost_ms_per_step, "ms",
+                               "what the job's step loses to it: its share of the what-if saving (docs/costs.md)")
+                               .added(),
+                           col("cost_pct", &L::cost_pct, "%", "cost_ms_per_step as a share of the phase's step").added()}};
   return t;
 }
 

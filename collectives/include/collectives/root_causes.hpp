@@ -47,8 +47,17 @@ struct FindingSummary {
   std::string evidence;                // the costliest rank's
   std::string unit = "step";           // what the costs are per (the costliest rank's: RankFinding::unit)
   bool shared = false;                 // held by > shared_share of the ranks: the job's own
+  // charge_findings: the one cost (docs/costs.md) as % of the median step, and what it rests on.
+  double cost_pct = std::numeric_limits<double>::quiet_NaN();
+  double own_ms_per_step = 0;  // the finding's own figure (cost_ms_per_step before charge_findings)
+  std::string cost_basis = "own";  // "replay": its straggler ranks' what-if costs; "own": its own figure
 };
 std::vector<FindingSummary> summarize_findings(const std::vector<ranks::RankFinding>& rows, size_t total_ranks,
                                                const RootCauseOptions& opt = {});
+// One cost per problem: a finding that leads a straggler (its cause_detail, else its first
+// finding) costs what the straggler costs the job (the what-if replay's, Straggler::cost_ms_per_step,
+// summed over such ranks), not its own figure, which stays as own_ms_per_step; the others keep
+// their own figure. Sets cost_pct (of the median step) and re-sorts, costliest first.
+void charge_findings(std::vector<FindingSummary>& rows, const Verdict& v);
 
 }  // namespace collectives

@@ -56,6 +56,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,7 @@ struct CommEvidence {
 struct Straggler {
   int rank = -1;
   std::string host, evidence;
+  std::string why;  // the cause's own evidence (also in `evidence`, after the verdict's figures)
   Cause cause = Cause::None;
   double blame_ms = 0, hold_ms = 0, late_fraction = 0, score = 0, excess_ms = 0;
   int64_t onset_iteration = -1;  // iteration number; -1 when unknown
@@ -135,12 +137,18 @@ struct Straggler {
   // refines host_delay (collectives/root_causes.hpp).
   std::vector<ranks::Finding> findings;
   ranks::Finding cause_detail = ranks::Finding::None;
+  // What the job's step loses to it in the last phase (src/analyses/what_if.hpp, charge_costs: its
+  // share of the what-if saving); NaN where it was not replayed.
+  double cost_ms_per_step = std::numeric_limits<double>::quiet_NaN();
+  double cost_pct = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct SlowLink {
   std::vector<std::string> hosts, communicators;
   std::string collective;
   double slowdown = 0;
+  double cost_ms_per_step = std::numeric_limits<double>::quiet_NaN();  // as Straggler's
+  double cost_pct = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct JobChangePoint {
