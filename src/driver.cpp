@@ -15,6 +15,7 @@
 #include "exchange.hpp"
 #include "hdf5_writer.hpp"
 #include "output_files.hpp"
+#include "ranks/belonging.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/rank_assignment.hpp"
 #include "ranks/findings.hpp"
@@ -82,7 +83,9 @@ struct Wire<FileInfo> {
 };
 template <>
 struct Wire<ranks::FoundProcess> {
-  static void fields(auto& ar, auto& p) { ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file, p.kernels, p.nccl); }
+  static void fields(auto& ar, auto& p) {
+    ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file, p.kernels, p.nccl, p.host, p.wall_start, p.wall_end);
+  }
 };
 
 namespace {
@@ -169,6 +172,8 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
         LocalRank lr;
         lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size()), int64_t(tl.kernels.size()),
                   int64_t(std::count(tl.kernels.is_nccl.begin(), tl.kernels.is_nccl.end(), 1) + tl.pending_nccl.size())};
+        lr.key.host = tl.host;
+        if (tl.utc_epoch_ns > 0) lr.key.wall_start = tl.utc_epoch_ns + tl.capture_start, lr.key.wall_end = tl.utc_epoch_ns + tl.capture_end;
         const auto metrics = ranks::compute_metrics(tl, mopt);
         lr.out = make_rank_outputs(tl, metrics);
         const auto ops = collectives::extract_ops(tl, metrics.iterations, -1);  // once, for the cross-rank run and the analyses
@@ -223,6 +228,11 @@ std::vector<int32_t> agree_ranks(Transport& t, const Options& opt, const ranks::
       d, found, {opt.layout ? int64_t(opt.layout->world()) : 0, opt.layout ? opt.layout->to_string() : ""});
   if (t.root())
     for (const auto& w : assignment.warnings) std::cerr << "straggler-scan: warning: " << w << "\n";
+  // Profiles of different runs in one folder (ranks/belonging.hpp): a warning, an error with --strict.
+  const auto problems = ranks::belonging_problems(d, found, assignment.rank);
+  if (!problems.empty() && opt.strict) throw common::UsageError("--strict: " + problems.front());
+  if (t.root())
+    for (const auto& p : problems) std::cerr << "straggler-scan: warning: " << p << "\n";
   for (size_t i = 0; i < found.size(); ++i) {
     if (assignment.rank[i] < 0) {
       res.failures.push_back({assignment.claimed[i], d.files[found[i].file].path, assignment.errors[i]});

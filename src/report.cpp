@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -358,6 +359,38 @@ void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
   for (const auto& f : failures) os << "straggler-scan: " << failure_text(f) << "\n";
 }
 
+// Ranks that share no collective with the others (physically one job's ranks are tied by its
+// communicators): stale profiles of another run in the folder, or runs put together. One line
+// naming a file of each group; "" when the ranks form one job.
+std::string disconnected_line(const RunSummaryInput& in) {
+  std::map<int32_t, int32_t> parent;
+  for (const auto& r : in.ranks) parent[r.rank] = r.rank;
+  std::function<int32_t(int32_t)> root = [&](int32_t r) { return parent[r] == r ? r : parent[r] = root(parent[r]); };
+  for (const auto& c : in.cross->comms)
+    for (size_t i = 1; i < c.ranks.size(); ++i)
+      if (parent.count(c.ranks[0]) && parent.count(c.ranks[i])) parent[root(c.ranks[i])] = root(c.ranks[0]);
+  // Only ranks in some communicator: a rank with none (inference found nothing) says nothing.
+  std::set<int32_t> tied;
+  for (const auto& c : in.cross->comms)
+    if (c.ranks.size() > 1) tied.insert(c.ranks.begin(), c.ranks.end());
+  std::map<int32_t, std::vector<const RankRow*>> groups;
+  for (const auto& r : in.ranks)
+    if (tied.count(r.rank)) groups[root(r.rank)].push_back(&r);
+  if (groups.size() < 2) return "";
+  std::vector<std::string> parts;
+  for (const auto& [g, rows] : groups) {
+    if (parts.size() == 4) break;
+    std::vector<int> ranks;
+    for (const auto* r : rows) ranks.push_back(r->rank);
+    parts.push_back(fmt::format("ranks {} ({}{})", ranges(ranks), printable(rows.front()->file),
+                                rows.size() > 1 ? ", ..." : ""));
+  }
+  return fmt::format("  WARNING: these profiles are not one job: {} groups of ranks share no collective with each other: {}{}; "
+                     "stale files of another run, or runs put in one folder? (one folder per run; --strict refuses "
+                     "captures of different times)\n",
+                     groups.size(), fmt::join(parts, "; "), groups.size() > 4 ? "; ..." : "");
+}
+
 // The verdict analysis's section: what is wrong (stragglers, slow links, desyncs, change points),
 // clocks and layout, communicator notes, the root causes.
 std::string verdict_report(const RunSummaryInput& in) {
@@ -365,6 +398,7 @@ std::string verdict_report(const RunSummaryInput& in) {
   const bool any_period = std::any_of(in.ranks.begin(), in.ranks.end(),
                                       [](const RankRow& r) { return r.iteration_source == "collective_period"; });
   std::ostringstream os;
+  os << disconnected_line(in);
   print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time",
                 in.ranks.size());
   return os.str();

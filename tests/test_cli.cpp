@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 #include "h5_read.hpp"
 #include "shell.hpp"
 
@@ -299,4 +302,69 @@ TEST_F(Cli, HangMarginIsOneOption) {
     EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
     EXPECT_NE(r.out.find("--hang-margin"), std::string::npos) << r.out;
   }
+}
+
+// The report a reader meets first (issue 23): on the demo's run, the verdict's first lines say
+// who, what it costs, since when and why, a line each, before any evidence.
+TEST_F(Cli, DemoReportOpensWithWhoCostSinceWhy) {
+  const fs::path demo = root / "demo";
+  auto g = sh(kSim + " " + demo.string() + " --layout 2x2x8 --hosts 4 --iterations 20 --seed 7 --clock-offset-ms 3 "
+              "--fault slow_gpu:13:8:1.4");
+  ASSERT_EQ(g.status, 0) << g.out;
+  auto r = sh(kScan + " " + demo.string() + " -o " + out("demo.h5"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(lines, l);) v.push_back(l);
+  ASSERT_GE(v.size(), 7u) << r.out;
+  EXPECT_EQ(v[1].rfind("verdict: 1 straggler", 0), 0u) << r.out;
+  EXPECT_EQ(v[2], "  STRAGGLER rank 13 (node-01)") << r.out;
+  EXPECT_EQ(v[3].rfind("    costs the job: ", 0), 0u) << r.out;
+  EXPECT_NE(v[3].find(" ms per step ("), std::string::npos) << r.out;
+  EXPECT_NE(v[3].find("% of the step)"), std::string::npos) << r.out;
+  EXPECT_EQ(v[4], "    since:         iteration 8") << r.out;
+  EXPECT_EQ(v[5].rfind("    why:           slow_gpu: ", 0), 0u) << r.out;
+  EXPECT_EQ(v[6], "    evidence:") << r.out;
+}
+
+// Captures of different runs in one folder (issue 23): the real before and after captures of one
+// 2-GPU job, 80 minutes apart, are named in a warning (an error with --strict), not merged silently.
+TEST_F(Cli, CapturesOfDifferentTimesAreNamed) {
+  const fs::path real = fs::path(SS_SHARED_DIR) / "data" / "real";
+  if (!fs::exists(real / "nsysai_mfu_2gpu_before.sqlite")) GTEST_SKIP() << "no " << real << " (the real captures)";
+  const fs::path both = root / "before-after";
+  fs::create_directories(both);
+  for (const char* f : {"nsysai_mfu_2gpu_before.sqlite", "nsysai_mfu_2gpu_after.sqlite"})
+    fs::create_symlink(real / f, both / f);
+  auto r = sh(kScan + " " + both.string() + " -q -o " + out("ba.h5"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: profiles captured at 2 different times"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nsysai_mfu_2gpu_before.sqlite (2 profiles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nsysai_mfu_2gpu_after.sqlite (2 profiles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("both hold a rank on host"), std::string::npos) << r.out;
+  auto strict = sh(kScan + " " + both.string() + " -q --strict -o " + out("ba2.h5"));
+  EXPECT_EQ(strict.status, 2) << strict.out;
+  EXPECT_NE(strict.out.find("--strict: profiles captured at 2 different times"), std::string::npos) << strict.out;
+  EXPECT_FALSE(fs::exists(out("ba2.h5")));
+  // Each capture alone is one run: no warning.
+  auto alone = sh(kScan + " " + (real / "nsysai_mfu_2gpu_before.sqlite").string() + " -q -o " + out("b.h5"));
+  EXPECT_EQ(alone.out.find("warning: profiles captured"), std::string::npos) << alone.out;
+}
+
+// A reused generator folder: a 32-rank run written over a 64-rank one leaves ranks 32-63 stale.
+// They share no collective with ranks 0-31 (one job's ranks are tied by its communicators): the
+// report says so, naming a file of each group, and no slow link is printed without its hosts.
+TEST_F(Cli, StaleFilesOfAnotherRunAreNamed) {
+  const fs::path reused = root / "reused";
+  ASSERT_EQ(sh(kSim + " " + reused.string() + " --layout 2x2x16 --hosts 8 --iterations 8 --seed 5").status, 0);
+  ASSERT_EQ(sh(kSim + " " + reused.string() + " --layout 2x2x8 --hosts 4 --iterations 8 --seed 9").status, 0);
+  auto r = sh(kScan + " " + reused.string() + " -o " + out("reused.h5"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("WARNING: these profiles are not one job: 2 groups of ranks share no collective"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ranks 0-31 (" + (reused / "rank_0.sqlite").string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ranks 32-63 (" + (reused / "rank_32.sqlite").string()), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("SLOW LINK \n"), std::string::npos) << r.out;
+  // One run alone: no such warning.
+  auto one = sh(kScan + " " + run() + " -o " + out("one.h5"));
+  EXPECT_EQ(one.out.find("not one job"), std::string::npos) << one.out;
 }

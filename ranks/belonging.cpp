@@ -1,0 +1,86 @@
+#include "ranks/belonging.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "common/text.hpp"
+
+namespace ranks {
+namespace {
+
+std::string utc_text(int64_t ns) {
+  const int64_t s = ns / 1000000000;
+  return fmt::format("{:02}:{:02}:{:02} UTC", (s / 3600) % 24, (s / 60) % 60, s % 60);
+}
+
+std::string span_text(int64_t ns) {
+  const double s = double(ns) / 1e9;
+  return s >= 5400 ? fmt::format("{:.1f} h", s / 3600) : s >= 90 ? fmt::format("{:.0f} min", s / 60) : fmt::format("{:.1f} s", s);
+}
+
+// Files whose capture windows do not overlap the others': groups of overlapping windows, in time.
+std::vector<std::string> time_problems(const Discovery& d, const std::vector<FoundProcess>& found, const std::vector<int>& rank) {
+  struct Window {
+    int64_t start, end;
+    size_t file;
+  };
+  std::vector<Window> w;
+  for (size_t i = 0; i < found.size(); ++i)
+    if (rank[i] >= 0 && found[i].wall_end > found[i].wall_start && found[i].wall_start > 0)
+      w.push_back({found[i].wall_start, found[i].wall_end, found[i].file});
+  std::sort(w.begin(), w.end(), [](auto& a, auto& b) { return std::tie(a.start, a.file) < std::tie(b.start, b.file); });
+  std::vector<std::vector<Window>> groups;
+  int64_t reach = 0;
+  for (const auto& x : w) {
+    if (groups.empty() || x.start > reach) groups.emplace_back(), reach = x.end;
+    groups.back().push_back(x), reach = std::max(reach, x.end);
+  }
+  if (groups.size() < 2) return {};
+  std::string parts;
+  for (size_t g = 0; g < groups.size() && g < 4; ++g) {
+    const auto& first = groups[g].front();
+    int64_t end = 0;
+    for (const auto& x : groups[g]) end = std::max(end, x.end);
+    parts += fmt::format("{}{} ({} profile{}, from {} for {})", g ? "; " : "", common::printable(d.files[first.file].path),
+                         groups[g].size(), groups[g].size() == 1 ? "" : "s", utc_text(first.start), span_text(end - first.start));
+  }
+  return {fmt::format("profiles captured at {} different times: {}{}: the ranks of one job run together, so these "
+                      "are not one run (put each run in its own folder)",
+                      groups.size(), parts, groups.size() > 4 ? "; ..." : "")};
+}
+
+// Two files' processes on one host and CUDA device.
+std::vector<std::string> device_problems(const Discovery& d, const std::vector<FoundProcess>& found, const std::vector<int>& rank) {
+  std::map<std::pair<std::string, int>, size_t> first;  // (host, device) -> its first process
+  std::vector<std::string> out;
+  size_t more = 0;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (rank[i] < 0 || found[i].host.empty() || found[i].device < 0) continue;
+    const auto [it, fresh] = first.emplace(std::make_pair(found[i].host, found[i].device), i);
+    if (fresh || found[it->second].file == found[i].file) continue;
+    if (out.size() >= 3) {
+      ++more;
+      continue;
+    }
+    out.push_back(fmt::format("{} and {}: both hold a rank on host {} GPU {} (ranks {} and {}): two runs in one "
+                              "folder, or two ranks sharing a GPU",
+                              common::printable(d.files[found[it->second].file].path), common::printable(d.files[found[i].file].path),
+                              common::printable(found[i].host), found[i].device, rank[it->second], rank[i]));
+  }
+  if (more) out.push_back(fmt::format("{} more GPUs claimed twice", more));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> belonging_problems(const Discovery& d, const std::vector<FoundProcess>& found,
+                                            const std::vector<int>& rank) {
+  auto out = time_problems(d, found, rank);
+  for (auto& p : device_problems(d, found, rank)) out.push_back(std::move(p));
+  return out;
+}
+
+}  // namespace ranks
