@@ -513,8 +513,8 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
       s.onset_iteration = number(r, idle_on);
   // Evidence, not the cost (that is the what-if replay's, docs/costs.md): each figure says what it
   // is summed over.
-  s.evidence = fmt::format("its own time (its steps less its waits in collectives) {:.2f} ms per step above its stage "
-                           "peers'{}; its peers waited {:.1f} ms on it in all (summed over peers and iterations); it "
+  s.evidence = fmt::format("its own time (its steps less its waits in collectives) {:.2f} ms per step above the median "
+                           "of its stage peers{}; its peers waited {:.1f} ms on it in all (summed over peers and iterations); it "
                            "arrived last in {:.0f}% of its collectives; ",
                            in.excess_ms_per_it,
                            whole ? "" : fmt::format(" over iterations {}-{}", number(r, win.from), number(r, win.to - 1)),

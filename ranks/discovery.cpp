@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "common/atomic_file.hpp"
@@ -28,6 +29,13 @@ std::string extension_list() {
   for (const auto& f : profile_formats())
     for (const auto& e : f.extensions) out += (out.empty() ? "*" : ", *") + e;
   return out;
+}
+// What to run first for a file of a reader's tool it cannot read itself (ProfileFormat::convert_first).
+std::optional<std::string> convert_hint(const std::string& name) {
+  for (const auto& f : profile_formats())
+    for (const auto& [ext, hint] : f.convert_first)
+      if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) return hint;
+  return std::nullopt;
 }
 std::string extension_pattern() {
   std::string out;
@@ -176,6 +184,7 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
           continue;
         }
         if (has_profile_extension(name)) consider(it->path(), d);
+        else if (const auto hint = convert_hint(name)) d.skipped.push_back({it->path().string(), *hint, std::nullopt});
       }
     } else if (fs::exists(fs::symlink_status(p, ec))) {
       consider(p, d);

@@ -3,8 +3,11 @@
 # from iteration 8), analyses it with 2 MPI processes (layout inferred) and leaves demo-out/demo.h5 and summary.json.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+echo "demo: checking the Debian packages (scripts/setup.sh)"
 "$ROOT/scripts/setup.sh"
-build >/dev/null
+echo "demo: building in $BUILD (the first build takes a few minutes on 2 cores)"
+build | grep --line-buffered -E '^\[ *[0-9]+%\] (Built target|Linking)' || true
+echo "demo: built $BUILD/src/straggler-scan and $BUILD/src/sim/straggler-sim"
 RUN="$ROOT/demo-run" OUT="$ROOT/demo-out"
 rm -rf "$RUN" && mkdir -p "$OUT"
 "$BUILD/src/sim/straggler-sim" "$RUN" --layout 2x2x8 --hosts 4 --iterations 20 --seed 7 \

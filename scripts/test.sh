@@ -21,8 +21,13 @@ if [ "$sanitize" = 1 ]; then
   # past its 5400 s), the scaling runs of 64-512 ranks (ScalingRuns: the instrumented generator timed
   # out on them). Their code paths run in the other tests (test_what_if runs the replay,
   # test_scaling the scaling judge and command). Everything else runs.
+  status=0
   ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@"
+    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
 else
-  ctest --output-on-failure -j "$JOBS" "$@"
+  status=0
+  ctest --output-on-failure -j "$JOBS" "$@" || status=$?
 fi
+# Why each skipped test was skipped (ctest prints only "Skipped").
+/usr/bin/python3 "$ROOT/scripts/skip_reasons.py" "$BUILD/Testing/Temporary/LastTest.log" || true
+exit "$status"

@@ -4,6 +4,8 @@
 // per-file errors are caught and carried as data, so no process waits for a failed one.
 #include "driver.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -189,6 +191,8 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
     }
     local.files.push_back(std::move(info));
     t.alive();  // a long read here is work, not silence (--timeout)
+    timings().progress(t.size() > 1 ? "reading profiles (process 0's share)" : "reading profiles", local.files.size(),
+                       size_t(std::count(owner.begin(), owner.end(), t.rank())));
   }
   timings().mark("read and per-rank metrics");
   return local;
@@ -308,6 +312,8 @@ void write_outputs(Transport& t, const Options& opt, const RunResults& res, cons
 
 Scan analyse(Transport& t, const Options& opt, const ProfileReader& read) {
   timings().start();
+  const bool progress = t.root() && !opt.quiet && (opt.progress || ::isatty(STDERR_FILENO));
+  timings().progress_to(progress ? &std::cerr : nullptr);
   Scan scan;
   const ranks::Discovery d = discover_everywhere(t, opt);
   timings().mark("discover");

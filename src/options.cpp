@@ -216,6 +216,8 @@ bool parse_options(int argc, char** argv, Options& out, bool silent) {
       "alignment from collective end times")(
       "quiet,q", po::bool_switch(&out.quiet), "print only errors")(
       "timings", po::bool_switch(&out.timings), "print the wall time of each stage (process 0) to stderr")(
+      "progress", po::bool_switch(&out.progress),
+      "a line per stage on stderr once the scan has taken 2 s (the default when stderr is a terminal; -q silences it)")(
       "timeout", po::value(&out.timeout_s)->default_value(out.timeout_s),
       "under mpirun: seconds a process may give no sign of life (stopped, frozen, hung in I/O) before the job "
       "ends with exit status 1 naming it; 0 waits forever")(

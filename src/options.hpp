@@ -27,6 +27,7 @@ struct Options {
   bool strict = false;
   bool clock_correction = true;     // --no-clock-correction: trust utcEpochNs (to see what it changes)
   bool quiet = false;
+  bool progress = false;            // --progress: progress lines on stderr even when it is no terminal
   bool timings = false;             // --timings: wall time of each stage on stderr
   double timeout_s = 600;           // --timeout: under MPI, how long a silent process is waited for (0: forever)
   // --hang-margin: the least time a member's capture must run past the others' arrival at an op it

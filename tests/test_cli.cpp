@@ -368,3 +368,19 @@ TEST_F(Cli, StaleFilesOfAnotherRunAreNamed) {
   auto one = sh(kScan + " " + run() + " -o " + out("one.h5"));
   EXPECT_EQ(one.out.find("not one job"), std::string::npos) << one.out;
 }
+
+// A report file (.nsys-rep) among the exports, or alone: listed as skipped with the command that
+// exports it, never silently ignored (issue 23).
+TEST_F(Cli, ReportFilesGetTheExportHint) {
+  const fs::path dir = root / "with-rep";
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(run()) / "rank_0.sqlite", dir / "rank_0.sqlite");
+  { std::ofstream(dir / "rank_1.nsys-rep") << "not a sqlite file"; }
+  auto r = sh(kScan + " " + dir.string() + " -o " + out("rep.h5"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rank_1.nsys-rep: a report, not its SQLite export: run `nsys export --type sqlite"), std::string::npos) << r.out;
+  fs::remove(dir / "rank_0.sqlite");
+  auto alone = sh(kScan + " " + dir.string() + " -o " + out("rep2.h5"));
+  EXPECT_EQ(alone.status, 2) << alone.out;
+  EXPECT_NE(alone.out.find("(skipped " + (dir / "rank_1.nsys-rep").string() + ": a report, not its SQLite export"), std::string::npos) << alone.out;
+}

@@ -584,6 +584,9 @@ ProfileFormat nsys_sqlite_format() {
   ProfileFormat f;
   f.name = kFormat;
   f.extensions = {".sqlite"};
+  const std::string hint = "a report, not its SQLite export: run `nsys export --type sqlite --output NAME.sqlite "
+                           "NAME.nsys-rep` and give the .sqlite";
+  f.convert_first = {{".nsys-rep", hint}, {".qdrep", hint}};
   // Every SQLite database starts with this header; which tables it holds the reader checks.
   f.sniff = [](std::string_view head) { return head.substr(0, 16) == std::string_view("SQLite format 3\0", 16); };
   f.read = read_nsys;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -27,6 +28,9 @@ struct ProfileFormat {
   // Every rank process in the file, ordered by device then pid, rank numbers left at -1 (the
   // caller assigns them: discovery.hpp). Throws ProfileError.
   std::function<std::vector<RankTimeline>(const std::string& path)> read;
+  // Files of the same tool that this reader cannot read but an export can make readable: extension
+  // -> what to run. A directory search lists them as skipped with that hint.
+  std::vector<std::pair<std::string, std::string>> convert_first;
 };
 inline constexpr size_t kSniffBytes = 64;
 
