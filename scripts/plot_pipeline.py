@@ -14,12 +14,18 @@ A run without a measured pipeline gives a note on the figure, not an error.
 import os
 import sys
 
-import h5py
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5py  # noqa: E402
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+# Shared with plot_stragglers.py, the one script installed (its comment says why).
+from plot_stragglers import save_png  # noqa: E402
+
+MAX_STAGE_ROWS = 24  # the flush figure's height stops growing here (its PNG stays under 2,500 px)
 
 
 def attr(g, name, default=None):
@@ -75,13 +81,12 @@ def plot_flush(f, out):
     st, fl = f["/pipeline/stages"], f["/pipeline/flushes"]
     p, m, v = int(attr(st, "pp", 0)), int(attr(st, "microbatches", 0)), int(attr(st, "virtual_stages", 1))
     schedule = attr(st, "schedule", "1f1b")
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, max(3, 0.5 * p + 1.5)))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, max(3, 0.5 * min(p, MAX_STAGE_ROWS) + 1.5)))
     rows = {k: fl[k][()] for k in fl.keys()}
     if not int(attr(st, "measured", 0)) or len(rows.get("stage", [])) == 0:
         a1.text(0.5, 0.5, "pipeline not measured: " + str(attr(st, "why_not", "")), ha="center", va="center", wrap=True)
         a2.axis("off")
-        fig.savefig(os.path.join(out, "pipeline_flush.png"), dpi=110)
-        plt.close(fig)
+        save_png(fig, out, "pipeline_flush.png")
         return
     # The pipeline with the largest bubble; its median flush.
     pipes = np.unique(rows["pipeline"])
@@ -118,13 +123,12 @@ def plot_flush(f, out):
     a2.set_xlabel("ms (ideal, every stage at the median stage's work)")
     a2.set_title(f"ideal {schedule}: p={p}, m={m}, v={v}; bubble (p-1)/(v m) = {100 * (p - 1) / (v * m):.1f}%")
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "pipeline_flush.png"), dpi=110)
-    plt.close(fig)
+    save_png(fig, out, "pipeline_flush.png", sorted(set(int(r) for r in rows["rank"][sel])))
 
 
 def plot_stages(f, out):
     st = f["/pipeline/stages"]
-    fig, ax = plt.subplots(figsize=(max(5, 0.35 * max(1, len(st["stage"][()])) + 3), 4))
+    fig, ax = plt.subplots(figsize=(min(14, max(5, 0.35 * max(1, len(st["stage"][()])) + 3)), 4))
     if not int(attr(st, "measured", 0)):
         ax.text(0.5, 0.5, "pipeline not measured: " + str(attr(st, "why_not", "")), ha="center", va="center", wrap=True)
     else:
@@ -142,8 +146,7 @@ def plot_stages(f, out):
         ax.set_ylabel("idle in the flush / work (%)")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "pipeline_stages.png"), dpi=110)
-    plt.close(fig)
+    save_png(fig, out, "pipeline_stages.png")
 
 
 def main(argv):
@@ -156,10 +159,8 @@ def main(argv):
         if "/pipeline/stages" not in f:
             sys.stderr.write(f"plot_pipeline.py: {h5}: no /pipeline group (written before the pipeline analysis)\n")
             return 1
-        plot_flush(f, out)
+        plot_flush(f, out)  # each prints its PNG's path
         plot_stages(f, out)
-    for name in ("pipeline_flush.png", "pipeline_stages.png"):
-        print(os.path.join(out, name))
     return 0
 
 

@@ -9,18 +9,27 @@ Writes (DIR created if missing) and prints the path of:
                       compute, idle, pipeline bubble, waiting), each bar starting where the last
                       ended, labelled with its ms and share; with OTHER.h5 (e.g. the good run
                       before a bad one) the last phase of each side by side, on one scale.
+                      Beyond 6 stragglers and slow links per phase, the smaller ones share a bar.
+                      Its tEXt chunk "straggler-scan:labelled" lists the stragglers' ranks named.
 A file without a waterfall (no collectives, or a scan from before it) gives a note, not an error.
 """
 import os
 import sys
 
-import h5py
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5py  # noqa: E402
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# Shared with plot_stragglers.py, the one script installed (its comment says why).
+from plot_stragglers import save_png  # noqa: E402
+
 MAX_PANELS = 4
+# A phase has a part per straggler (up to 16) and per slow link; past this many, the smaller ones
+# share one bar, so four panels stay readable under 2,500 px.
+MAX_ITEMS = 6
 COLORS = {"straggler": "#d62728", "slow_link": "#ff7f0e", "exposed_communication": "#9467bd", "compute": "#2ca02c",
           "idle": "#8c564b", "pipeline_bubble": "#17becf", "waiting": "#7f7f7f"}
 
@@ -30,26 +39,42 @@ def text(v):
 
 
 def read_phases(path):
-    """[(title, step_ms, [(part, label, ms, share)])] per phase, in order."""
+    """[(title, step_ms, [(part, label, ms, share, ranks)])] per phase, in order."""
     with h5py.File(path, "r") as f:
         if "/waterfall" not in f or len(f["/waterfall/phase"]) == 0:
             return []
         g = f["/waterfall"]
         cols = {k: g[k][()] for k in ("phase", "from_iteration", "to_iteration", "step_ms", "part", "label", "ms", "share")}
+        ranks, offsets = (g["ranks"][()], g["ranks_offsets"][()]) if "ranks_offsets" in g else ([], None)
     phases = {}
     for i in range(len(cols["phase"])):
         p = int(cols["phase"][i])
         title = f"iterations {int(cols['from_iteration'][i])}-{int(cols['to_iteration'][i])}"
         phases.setdefault(p, [title, float(cols["step_ms"][i]), []])
-        phases[p][2].append((text(cols["part"][i]), text(cols["label"][i]), float(cols["ms"][i]), float(cols["share"][i])))
-    return [tuple(phases[p]) for p in sorted(phases)]
+        row_ranks = [int(r) for r in ranks[offsets[i]:offsets[i + 1]]] if offsets is not None else []
+        phases[p][2].append((text(cols["part"][i]), text(cols["label"][i]), float(cols["ms"][i]),
+                             float(cols["share"][i]), row_ranks))
+    return [(t, s, merge_items(parts)) for t, s, parts in (phases[p] for p in sorted(phases))]
+
+
+def merge_items(parts):
+    """Keep the MAX_ITEMS costliest straggler and slow-link parts; the rest become one part."""
+    items = [k for k, p in enumerate(parts) if p[0] in ("straggler", "slow_link")]
+    if len(items) <= MAX_ITEMS:
+        return parts
+    keep = set(sorted(items, key=lambda k: -abs(parts[k][2]))[:MAX_ITEMS])
+    rest = [parts[k] for k in items if k not in keep]
+    merged = ("straggler", f"{len(rest)} more stragglers and slow links", sum(p[2] for p in rest),
+              sum(p[3] for p in rest), [])  # their ranks are not named on the figure
+    out = [p for k, p in enumerate(parts[:items[-1] + 1]) if k not in items or k in keep]
+    return out + [merged] + parts[items[-1] + 1:]  # after the last such part, as they come in order
 
 
 def draw(ax, name, phase, xmax):
     title, step, parts = phase
     left = 0.0
     labels = []
-    for y, (part, label, ms, share) in enumerate(parts):
+    for y, (part, label, ms, share, _) in enumerate(parts):
         ax.barh(y, ms, left=left if ms >= 0 else left + ms, color=COLORS.get(part, "#bcbd22"))
         ax.text(max(left, left + ms) + xmax * 0.01, y, f"{ms:.1f} ms ({100 * share:.1f}%)", va="center", fontsize=8)
         left += ms
@@ -76,21 +101,21 @@ def main(argv):
         phases = read_phases(path)
         keep = phases[-1:] if len(files) > 1 else phases[-MAX_PANELS:]
         panels += [(os.path.basename(path), ph) for ph in keep]
-    out = os.path.join(out_dir, "waterfall.png")
     if not panels:
         fig, ax = plt.subplots(figsize=(8, 2))
         ax.axis("off")
         ax.text(0.5, 0.5, "no waterfall in " + ", ".join(files) + " (no matched collectives?)", ha="center", va="center")
     else:
         xmax = max(max(ph[1], max(sum(max(p[2], 0) for p in ph[2][:k + 1]) for k in range(len(ph[2])))) for _, ph in panels)
-        fig, axes = plt.subplots(len(panels), 1, figsize=(10, 2.2 + 0.45 * max(len(ph[2]) for _, ph in panels) * len(panels)),
-                                 squeeze=False)
+        rows = max(len(ph[2]) for _, ph in panels) * len(panels)
+        # 21 in at most: 2,310 px at 110 dpi (4 panels of 13 parts still get 0.38 in a bar).
+        fig, axes = plt.subplots(len(panels), 1, figsize=(10, min(21.0, 2.2 + 0.45 * rows)), squeeze=False)
         for ax, (name, ph) in zip(axes[:, 0], panels):
             draw(ax, name, ph, xmax)
         fig.suptitle("where the step goes (docs/waterfall.md)", fontsize=10)
         fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print(out)
+    named = sorted({r for _, ph in panels for part in ph[2] for r in part[4]})
+    save_png(fig, out_dir, "waterfall.png", named)  # prints its path
     return 0
 
 

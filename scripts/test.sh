@@ -23,7 +23,7 @@ if [ "$sanitize" = 1 ]; then
   # test_scaling the scaling judge and command). Everything else runs.
   status=0
   ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
+    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
 else
   status=0
   ctest --output-on-failure -j "$JOBS" "$@" || status=$?

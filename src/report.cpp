@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyses/what_if.hpp"
 #include "collectives/root_causes.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/histogram.hpp"
@@ -173,6 +174,22 @@ void print_slow_link(std::ostream& os, const collectives::SlowLink& l) {
                       "(all_reduce_perf -b 8M -e 1G) on pairs of them to find the link\n", l.hosts.size());
 }
 
+// No rank stands out: the job's own costs lead (its largest waterfall parts beyond compute).
+void print_job_costs(std::ostream& os, const CrossRankResults& x) {
+  if (!x.verdict.stragglers.empty() || !x.verdict.slow_links.empty() || !x.desync.empty() || !x.post_mortem) return;
+  int32_t last = -1;
+  for (const auto& r : x.post_mortem->waterfall) last = std::max(last, r.phase);
+  std::vector<const analyses::WaterfallRow*> parts;
+  for (const auto& r : x.post_mortem->waterfall)
+    if (r.phase == last && r.part != "compute" && r.ms > 0) parts.push_back(&r);
+  std::sort(parts.begin(), parts.end(), [](auto* a, auto* b) { return a->ms > b->ms; });
+  if (parts.empty()) return;
+  std::string text;
+  for (size_t i = 0; i < parts.size() && i < 3; ++i)
+    text += fmt::format("{}{} {:.2f} ms per step ({:.1f}%)", i ? ", " : "", parts[i]->label, parts[i]->ms, 100 * parts[i]->share);
+  os << fmt::format("  the job's own costs, beyond compute ({:.2f} ms per step): {}\n", parts.front()->step_ms, text);
+}
+
 // One line per finding. step: what the change points measure ("step time" only when iterations
 // come from step markers).
 void print_findings(std::ostream& os, const CrossRankResults& x, const char* step) {
@@ -280,6 +297,7 @@ void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total
 
 void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step, size_t total_ranks) {
   print_headline(os, x, in_failed);
+  print_job_costs(os, x);
   print_findings(os, x, step);
   print_clock_and_layout(os, x);
   print_communicator_notes(os, x);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "analyses/what_if.hpp"
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
@@ -109,6 +110,7 @@ std::shared_ptr<const CrossRankResults> load_cross(const std::string& path) {
   x->desync = read_rows(path, tables::desync_table());
   x->capture_ended = read_rows(path, tables::capture_ended_table());
   x->findings = read_rows(path, tables::findings_table());
+  x->post_mortem = std::make_shared<const analyses::PostMortem>(analyses::load_post_mortem(path));
   x->bytes_exchanged_total = h5read::attribute<int64_t>(path, "/collectives/communicators", "exchange_bytes");
   const auto bins = read_rows(path, tables::collective_histograms_table());
   for (size_t b = 0; b < bins.size() && b < size_t(ranks::LogHistogram::kBins); ++b) {

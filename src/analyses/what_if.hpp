@@ -50,6 +50,8 @@ PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& wor
 // Collective: the post-mortem computed on process 0 (where the op records are) and given to every
 // process. Called by run_cross_rank once the verdict is decided.
 PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x);
+// The post-mortem a saved scan holds (src/scan_load.cpp, the analysis's load()).
+PostMortem load_post_mortem(const std::string& h5);
 // The cost of each problem (docs/costs.md): a straggler's or slow link's part of the last phase's
 // waterfall (what fixing them together saves, shared out by what each saves alone), in ms per
 // step and % of the step. Those without a part (not replayed) keep NaN.
