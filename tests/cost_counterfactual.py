@@ -27,7 +27,7 @@ SIZES = {  # ranks: layout and hosts (8 GPUs a host)
 # kind: (fault for a run of `ranks` ranks, what the summary lists it under)
 KINDS = {
     "slow_gpu": (lambda n: f"slow_gpu:{n // 2 + 5}:1:1.3", "stragglers"),
-    "host_delay": (lambda n: f"host_delay:{n // 4 + 1}:1:15", "stragglers"),
+    "host_delay": (lambda n: f"host_delay:{n // 8 + 1}:1:15", "stragglers"),  # stage 0: not hidden in the fill
     "extra_work": (lambda n: f"extra_work:{n - 3}:1:1.3", "stragglers"),
     "slow_link": (lambda n: "slow_link:0:1:3", "slow_links"),  # hosts by index
 }
@@ -73,7 +73,9 @@ def check(args, work, ranks, kind, seed):
         print(f"FAIL {label}: no cost")
         return [f"{label}: no cost"]
     err = (cost - truth) / truth if truth > 0 else float("inf")
-    ok = abs(err) <= args.tolerance
+    # A fault the schedule hides (a late stage's delay inside the pipeline fill) costs nothing: there
+    # the check is absolute, within 0.5% of the step.
+    ok = abs(err) <= args.tolerance or abs(cost - truth) <= 0.005 * faulty["what_if"]["step_ms_actual"]
     print(f"{'ok  ' if ok else 'FAIL'} {label}: cost {cost:.2f} ms per step ({found[0].get('cost_pct', 0):.1f}%), "
           f"the run without it is {truth:.2f} ms per step faster ({100 * err:+.1f}%)")
     return [] if ok else [f"{label}: off by {100 * err:+.1f}%"]
