@@ -30,7 +30,7 @@ struct ProfileFormat {
   std::function<std::vector<RankTimeline>(const std::string& path)> read;
   // Files of the same tool that this reader cannot read but an export can make readable: extension
   // -> what to run. A directory search lists them as skipped with that hint.
-  std::vector<std::pair<std::string, std::string>> convert_first;
+  std::vector<std::pair<std::string, std::string>> convert_first = {};
 };
 inline constexpr size_t kSniffBytes = 64;
 

@@ -31,7 +31,7 @@ struct FoundProcess {
   int procs_in_file = 1;
   int64_t kernels = 0;   // kernels it ran
   int64_t nccl = 0;      // NCCL kernels it ran or launched (completed or not)
-  std::string host;      // as its profile names it ("" unknown)
+  std::string host = {};  // as its profile names it ("" unknown)
   int64_t wall_start = 0, wall_end = 0;  // its capture on the wall clock (UTC ns; 0: unknown)
 };
 
