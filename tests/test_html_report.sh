@@ -27,7 +27,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # browse OUT_PREFIX PAGE: a screenshot and the DOM after the page's scripts ran. --no-sandbox: Chromium
 # refuses to run as root without it; the virtual time budget lets plotly draw before the dump.
 browse() {
-  local flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars --no-first-run
+  local flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars --no-first-run --disable-quic
+               --disable-background-networking --disable-component-update --disable-sync
                --user-data-dir="$TMP/chromium-profile" --virtual-time-budget=10000)
   timeout 120 "$CHROMIUM" "${flags[@]}" --window-size=1400,2000 --screenshot="$1.png" "file://$2" \
     >"$1-shot.log" 2>&1 || { tail -5 "$1-shot.log" >&2; fail "chromium --screenshot $2"; }
