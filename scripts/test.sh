@@ -20,10 +20,11 @@ if [ "$sanitize" = 1 ]; then
   # what-if counterfactuals, the independent scaling families (613 s under ASan, which pushed CI
   # past its 5400 s), the scaling runs of 64-512 ranks (ScalingRuns: the instrumented generator timed
   # out on them). Their code paths run in the other tests (test_what_if runs the replay,
-  # test_scaling the scaling judge and command). Everything else runs.
+  # test_scaling the scaling judge and command). The plot scripts and the HTML report test Python on
+  # a scan the other tests already make under the sanitizers (plots: 285 s there). Everything else runs.
   status=0
   ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
+    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
 else
   status=0
   ctest --output-on-failure -j "$JOBS" "$@" || status=$?
