@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "analyses/what_if.hpp"
 #include "collectives/root_causes.hpp"
+#include "common/groups.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/histogram.hpp"
 #include "version.hpp"
@@ -381,19 +381,18 @@ void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
 // communicators): stale profiles of another run in the folder, or runs put together. One line
 // naming a file of each group; "" when the ranks form one job.
 std::string disconnected_line(const RunSummaryInput& in) {
-  std::map<int32_t, int32_t> parent;
-  for (const auto& r : in.ranks) parent[r.rank] = r.rank;
-  std::function<int32_t(int32_t)> root = [&](int32_t r) { return parent[r] == r ? r : parent[r] = root(parent[r]); };
+  common::Groups<int32_t> job;
+  for (const auto& r : in.ranks) job.add(r.rank);
   for (const auto& c : in.cross->comms)
     for (size_t i = 1; i < c.ranks.size(); ++i)
-      if (parent.count(c.ranks[0]) && parent.count(c.ranks[i])) parent[root(c.ranks[i])] = root(c.ranks[0]);
+      if (job.has(c.ranks[0]) && job.has(c.ranks[i])) job.join(c.ranks[i], c.ranks[0]);
   // Only ranks in some communicator: a rank with none (inference found nothing) says nothing.
   std::set<int32_t> tied;
   for (const auto& c : in.cross->comms)
     if (c.ranks.size() > 1) tied.insert(c.ranks.begin(), c.ranks.end());
   std::map<int32_t, std::vector<const RankRow*>> groups;
   for (const auto& r : in.ranks)
-    if (tied.count(r.rank)) groups[root(r.rank)].push_back(&r);
+    if (tied.count(r.rank)) groups[job.find(r.rank)].push_back(&r);
   if (groups.size() < 2) return "";
   std::vector<std::string> parts;
   for (const auto& [g, rows] : groups) {

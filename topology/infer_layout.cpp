@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <functional>
 #include <set>
+
+#include "common/groups.hpp"
 
 namespace topology {
 
@@ -35,14 +36,13 @@ namespace {
 
 // Sizes of the connected components of the p2p link graph (pipelines), when all are equal.
 int pipeline_length(const std::vector<ObservedGroup>& groups, const std::vector<int>& ranks) {
-  std::map<int, int> parent;
-  for (int r : ranks) parent[r] = r;
-  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+  common::Groups<int> pipes;
+  for (int r : ranks) pipes.add(r);
   bool any = false;
   std::map<int, std::set<int>> peers;
   for (const auto& g : groups)
-    if (g.p2p && g.ranks.size() == 2 && parent.count(g.ranks[0]) && parent.count(g.ranks[1])) {
-      parent[find(g.ranks[0])] = find(g.ranks[1]), any = true;
+    if (g.p2p && g.ranks.size() == 2 && pipes.has(g.ranks[0]) && pipes.has(g.ranks[1])) {
+      pipes.join(g.ranks[0], g.ranks[1]), any = true;
       peers[g.ranks[0]].insert(g.ranks[1]), peers[g.ranks[1]].insert(g.ranks[0]);
     }
   if (!any) return 1;
@@ -52,7 +52,7 @@ int pipeline_length(const std::vector<ObservedGroup>& groups, const std::vector<
   // The most common chain length: one spurious link (a chance coincidence) joining two pipelines
   // must not double the pipeline depth.
   std::map<int, int> size, lengths;
-  for (int r : ranks) size[find(r)]++;
+  for (int r : ranks) size[pipes.find(r)]++;
   for (auto [root, n] : size) lengths[n]++;
   int len = 1, most = 0;
   for (auto [n, count] : lengths)
