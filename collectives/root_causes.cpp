@@ -140,15 +140,11 @@ std::vector<FindingSummary> summarize_findings(const std::vector<RankFinding>& r
   return out;
 }
 
-void charge_findings(std::vector<FindingSummary>& rows, const Verdict& v) {
+void charge_findings(std::vector<FindingSummary>& rows, const Verdict& v, double step_ms) {
   std::vector<double> steps;
   for (double s : v.job_step_ms)
     if (s > 0) steps.push_back(s);
-  double step = median(steps);
-  // The step the stragglers' costs are a share of (the what-if's last phase), where there is one:
-  // every % then has one base.
-  for (const auto& s : v.stragglers)
-    if (std::isfinite(s.cost_pct) && s.cost_pct > 0) step = 100 * s.cost_ms_per_step / s.cost_pct;
+  const double step = step_ms > 0 ? step_ms : median(steps);
   for (auto& f : rows) {
     f.own_ms_per_step = f.cost_ms_per_step;
     double replay = 0;

@@ -177,11 +177,9 @@ void print_slow_link(std::ostream& os, const collectives::SlowLink& l) {
 // No rank stands out: the job's own costs lead (its largest waterfall parts beyond compute).
 void print_job_costs(std::ostream& os, const CrossRankResults& x) {
   if (!x.verdict.stragglers.empty() || !x.verdict.slow_links.empty() || !x.desync.empty() || !x.post_mortem) return;
-  int32_t last = -1;
-  for (const auto& r : x.post_mortem->waterfall) last = std::max(last, r.phase);
   std::vector<const analyses::WaterfallRow*> parts;
-  for (const auto& r : x.post_mortem->waterfall)
-    if (r.phase == last && r.part != "compute" && r.ms > 0) parts.push_back(&r);
+  for (const auto* r : x.post_mortem->last_phase())
+    if (r->part != "compute" && r->ms > 0) parts.push_back(r);
   std::sort(parts.begin(), parts.end(), [](auto* a, auto* b) { return a->ms > b->ms; });
   if (parts.empty()) return;
   std::string text;
@@ -270,7 +268,7 @@ std::string rank_list(const std::vector<int32_t>& ranks) {
 // The Book of Root Causes over all ranks, costliest first; the job's own (most ranks) marked.
 void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total_ranks) {
   auto rows = collectives::summarize_findings(x.findings, total_ranks);
-  collectives::charge_findings(rows, x.verdict);
+  collectives::charge_findings(rows, x.verdict, x.post_mortem ? x.post_mortem->last_step_ms() : 0);
   if (rows.empty()) {
     os << "root-cause findings: none\n";
     return;

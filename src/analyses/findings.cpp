@@ -1,6 +1,7 @@
 // Root-cause findings (ranks/findings.hpp per rank, collectives/root_causes.hpp across ranks):
 // /findings, and the summary key `findings` (per finding its ranks and cost, costliest first).
 #include "analyses/builtin.hpp"
+#include "analyses/what_if.hpp"
 #include "collectives/root_causes.hpp"
 #include "json_writer.hpp"
 #include "tables/cross_tables.hpp"
@@ -19,7 +20,8 @@ class Findings : public Analysis {
     j.begin_array();
     auto rows = res.cross ? collectives::summarize_findings(res.cross->findings, size_t(res.total_ranks))
                           : std::vector<collectives::FindingSummary>{};
-    if (res.cross) collectives::charge_findings(rows, res.cross->verdict);
+    if (res.cross)
+      collectives::charge_findings(rows, res.cross->verdict, res.cross->post_mortem ? res.cross->post_mortem->last_step_ms() : 0);
     for (const auto& s : rows) {
       j.begin_object().key("finding").value(ranks::finding_name(s.finding)).key("ranks").begin_array();
       for (int32_t r : s.ranks) j.value(r);

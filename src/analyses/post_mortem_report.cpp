@@ -49,16 +49,16 @@ std::string paragraph(const PostMortem& pm, const std::vector<MfuPhase>& mfu) {
   // (the window is the last MFU phase, cut at the same change points; the ratio corrects what differs)
   // The costliest fix in the last phase's waterfall (its part of the step), with its own what-if row.
   const WaterfallRow* worst = nullptr;
-  const int32_t last_phase = pm.waterfall.empty() ? 0 : pm.waterfall.back().phase;
-  for (const auto& r : pm.waterfall)
-    if (r.phase == last_phase && (r.part == "straggler" || r.part == "slow_link") && (!worst || r.ms > worst->ms)) worst = &r;
+  const auto last_phase = pm.last_phase();
+  for (const WaterfallRow* r : last_phase)
+    if ((r->part == "straggler" || r->part == "slow_link") && (!worst || r->ms > worst->ms)) worst = r;
   const WhatIfRow* fix = nullptr;
   for (const auto& r : pm.what_if)
     if (worst && (r.kind == "fix_rank" || r.kind == "fix_link") && r.change.rfind(worst->label, 0) == 0) fix = &r;
   if (!worst || !fix || worst->ms <= 0) {
     const WaterfallRow* big = nullptr;
-    for (const auto& r : pm.waterfall)
-      if (r.phase == last_phase && (!big || r.ms > big->ms)) big = &r;
+    for (const WaterfallRow* r : last_phase)
+      if (!big || r->ms > big->ms) big = r;
     s += "no straggler or slow link found";
     if (big) s += fmt::format("; most of the {} step is {} ({:.0f}%)", ms_text(m.step_ms), big->label, 100 * big->share);
     return s + ".\n";

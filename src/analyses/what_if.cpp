@@ -137,14 +137,12 @@ PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
 }
 
 void charge_costs(const PostMortem& pm, collectives::Verdict& v) {
-  int32_t last = -1;
-  for (const auto& row : pm.waterfall) last = std::max(last, row.phase);
-  for (const auto& row : pm.waterfall) {
-    if (row.phase != last || row.item < 0) continue;
-    const size_t i = size_t(row.item);
-    auto charge = [&](auto& problem) { problem.cost_ms_per_step = row.ms, problem.cost_pct = 100 * row.share; };
-    if (row.part == "straggler" && i < v.stragglers.size()) charge(v.stragglers[i]);
-    if (row.part == "slow_link" && i < v.slow_links.size()) charge(v.slow_links[i]);
+  for (const WaterfallRow* row : pm.last_phase()) {
+    if (row->item < 0) continue;
+    const size_t i = size_t(row->item);
+    auto charge = [&](auto& problem) { problem.cost_ms_per_step = row->ms, problem.cost_pct = 100 * row->share; };
+    if (row->part == "straggler" && i < v.stragglers.size()) charge(v.stragglers[i]);
+    if (row->part == "slow_link" && i < v.slow_links.size()) charge(v.slow_links[i]);
   }
 }
 

@@ -41,6 +41,15 @@ struct PostMortem {
   std::vector<WhatIfRow> what_if;
   std::vector<WaterfallRow> waterfall;   // per phase
   std::vector<WaterfallRow> iterations;  // per steady iteration (from_iteration = to_iteration)
+  // The waterfall of the phase the run ended in (rows are in phase order): what the costs are of.
+  std::vector<const WaterfallRow*> last_phase() const {
+    std::vector<const WaterfallRow*> out;
+    for (const auto& r : waterfall)
+      if (r.phase == waterfall.back().phase) out.push_back(&r);
+    return out;
+  }
+  // Its mean step (0 without a waterfall): the base of every cost_pct.
+  double last_step_ms() const { return waterfall.empty() ? 0 : waterfall.back().step_ms; }
 };
 // Process 0 (the op records are there): every phase replayed (src/analyses/what_if_phases.cpp).
 // `work`: each rank's steady compute time (the stage balance). `progress` is called after each

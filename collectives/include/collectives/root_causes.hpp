@@ -57,7 +57,8 @@ std::vector<FindingSummary> summarize_findings(const std::vector<ranks::RankFind
 // One cost per problem: a finding that leads a straggler (its cause_detail, else its first
 // finding) costs what the straggler costs the job (the what-if replay's, Straggler::cost_ms_per_step,
 // summed over such ranks), not its own figure, which stays as own_ms_per_step; the others keep
-// their own figure. Sets cost_pct (of the median step) and re-sorts, costliest first.
-void charge_findings(std::vector<FindingSummary>& rows, const Verdict& v);
+// their own figure. Sets cost_pct of `step_ms` (the what-if's last phase, the stragglers' base; the
+// median step when 0) and re-sorts, costliest first.
+void charge_findings(std::vector<FindingSummary>& rows, const Verdict& v, double step_ms);
 
 }  // namespace collectives
