@@ -6,7 +6,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 echo "demo: checking the Debian packages (scripts/setup.sh)"
 "$ROOT/scripts/setup.sh"
 echo "demo: building in $BUILD (the first build takes a few minutes on 2 cores)"
-build | grep --line-buffered -E '^\[ *[0-9]+%\] (Built target|Linking)' || true
+# Progress and errors only; a failed build stops the demo (grep's status must not hide it).
+set +e
+build 2>&1 | grep --line-buffered -E '^\[ *[0-9]+%\] (Built target|Linking)|error'
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" = 0 ] || { echo "demo: the build failed (above)" >&2; exit 1; }
 echo "demo: built $BUILD/src/straggler-scan and $BUILD/src/sim/straggler-sim"
 RUN="$ROOT/demo-run" OUT="$ROOT/demo-out"
 rm -rf "$RUN" && mkdir -p "$OUT"
