@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <tuple>
@@ -119,19 +120,22 @@ struct WhatIfReplay::Model {
 void WhatIfReplay::Model::build(const WhatIfInputs& in) {
   role = in.role, data_parallel = in.comm_data_parallel, shared = in.comm_shared;
   const auto& rec = *in.records;
-  std::vector<int64_t> node_of(rec.ops.size(), -1);
-  for (size_t i = 0; i < rec.ops.size(); ++i) {
+  std::optional<RecordIndex> own;
+  const RecordIndex& index = in.index ? *in.index : own.emplace(rec);
+  // The window's ops (and the lead-in iteration's) and their members, in record order.
+  for (uint32_t i : index.ops_in(in.first_iteration == INT32_MIN ? INT32_MIN : in.first_iteration - 1, in.end_iteration)) {
     const auto& o = rec.ops[i];
-    if (o.last < 0 || o.iteration < in.first_iteration - 1 || o.iteration >= in.end_iteration) continue;
-    node_of[i] = int64_t(ops.size());
+    if (o.last < 0) continue;  // no last arriver: nothing to replay
+    const uint32_t node = uint32_t(ops.size());
     ops.push_back({double(o.last_arrival), double(std::max<int64_t>(o.transfer, 0)), o.comm, o.seq, 0, 0,
                    o.iteration >= in.first_iteration});
-  }
-  for (const auto& m : rec.members) {
-    if (m.op >= node_of.size() || node_of[m.op] < 0 || m.rank < 0) continue;
-    Entry e;
-    e.rank = m.rank, e.op = uint32_t(node_of[m.op]), e.arrival = double(m.arrival), e.launch = m.launch;
-    entries.push_back(e);
+    for (uint32_t k : index.members_of(i)) {
+      const auto& m = rec.members[k];
+      if (m.rank < 0) continue;
+      Entry e;
+      e.rank = m.rank, e.op = node, e.arrival = double(m.arrival), e.launch = m.launch;
+      entries.push_back(e);
+    }
   }
   // Members by op, in record order (member order within a communicator).
   std::vector<uint32_t> count(ops.size() + 1, 0);
@@ -412,6 +416,38 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
     if (ops[e.op].window) first = std::min(first, t[n]);
   }
   return end > first ? end - first : 0;
+}
+
+RecordIndex::RecordIndex(const BlameRecords& r) {
+  // Members by op (stable: record order within an op; the records hold them so already).
+  member_first_.assign(r.ops.size() + 1, 0);
+  for (const auto& m : r.members)
+    if (m.op < r.ops.size()) ++member_first_[m.op + 1];
+  for (size_t o = 0; o < r.ops.size(); ++o) member_first_[o + 1] += member_first_[o];
+  member_order_.resize(member_first_.back());
+  std::vector<uint32_t> fill(member_first_.begin(), member_first_.end() - 1);
+  for (uint32_t k = 0; k < r.members.size(); ++k)
+    if (r.members[k].op < r.ops.size()) member_order_[fill[r.members[k].op]++] = k;
+  // Ops by iteration (an index of the op's last arriver's iterations: at most its count, or -1).
+  int32_t hi = 0;
+  lowest_ = 0;
+  for (const auto& o : r.ops) lowest_ = std::min(lowest_, o.iteration), hi = std::max(hi, o.iteration);
+  iteration_first_.assign(size_t(int64_t(hi) - lowest_ + 2), 0);
+  for (const auto& o : r.ops) ++iteration_first_[size_t(int64_t(o.iteration) - lowest_ + 1)];
+  for (size_t i = 1; i < iteration_first_.size(); ++i) iteration_first_[i] += iteration_first_[i - 1];
+  by_iteration_.resize(iteration_first_.back());
+  fill.assign(iteration_first_.begin(), iteration_first_.end() - 1);
+  for (uint32_t i = 0; i < r.ops.size(); ++i) by_iteration_[fill[size_t(int64_t(r.ops[i].iteration) - lowest_)]++] = i;
+}
+
+std::vector<uint32_t> RecordIndex::ops_in(int32_t first, int32_t end) const {
+  const int64_t slots = int64_t(iteration_first_.size()) - 1;
+  const int64_t a = std::clamp<int64_t>(int64_t(first) - lowest_, 0, slots), b = std::clamp<int64_t>(int64_t(end) - lowest_, 0, slots);
+  std::vector<uint32_t> out;
+  if (a >= b) return out;
+  out.assign(by_iteration_.begin() + iteration_first_[size_t(a)], by_iteration_.begin() + iteration_first_[size_t(b)]);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 WhatIfReplay::WhatIfReplay(const WhatIfInputs& in) : m_(std::make_unique<Model>()) {

@@ -55,10 +55,11 @@ std::vector<Window> phases_of(const CrossRankResults& x) {
   return out;
 }
 
-c::WhatIfInputs inputs_of(const CrossRankResults& x, const Window& w, const std::vector<double>& work) {
+c::WhatIfInputs inputs_of(const CrossRankResults& x, const c::RecordIndex& index, const Window& w,
+                          const std::vector<double>& work) {
   c::WhatIfInputs in;
   in.work = work;
-  in.records = x.op_records.get();
+  in.records = x.op_records.get(), in.index = &index;
   for (const auto& cs : x.comms) {
     in.comm_family.push_back(cs.family), in.comm_p2p.push_back(cs.p2p);
     in.comm_data_parallel.push_back(cs.id.kind == topology::GroupKind::DP);
@@ -80,7 +81,7 @@ c::WhatIfInputs inputs_of(const CrossRankResults& x, const Window& w, const std:
 struct Reference {
   double compute_ms = 0, idle_ms = 0, p2p_wait_ms = 0;
 };
-Reference reference_of(const CrossRankResults& x, const Window& w) {
+Reference reference_of(const CrossRankResults& x, const c::RecordIndex& index, const Window& w) {
   std::vector<int32_t> flagged;
   for (const auto& s : x.verdict.stragglers) flagged.push_back(s.rank);
   std::sort(flagged.begin(), flagged.end());
@@ -100,10 +101,10 @@ Reference reference_of(const CrossRankResults& x, const Window& w) {
   }
   std::map<int32_t, double> p2p_wait;  // rank -> ns over the phase
   const auto& rec = *x.op_records;
-  for (const auto& m : rec.members) {
-    const auto& op = rec.ops[m.op];
-    if (op.iteration >= w.first && op.iteration < w.end && op.comm < x.comms.size() && x.comms[op.comm].p2p && healthy(m.rank))
-      p2p_wait[m.rank] += double(std::max<int64_t>(m.wait, 0));
+  for (uint32_t o : index.ops_in(w.first, w.end)) {
+    if (rec.ops[o].comm >= x.comms.size() || !x.comms[rec.ops[o].comm].p2p) continue;
+    for (uint32_t k : index.members_of(o))
+      if (healthy(rec.members[k].rank)) p2p_wait[rec.members[k].rank] += double(std::max<int64_t>(rec.members[k].wait, 0));
   }
   std::vector<double> waits;
   for (int32_t r : x.evidence_ranks)
@@ -191,16 +192,17 @@ void PhaseReplay::run() {
 
 // One window replayed with every change; its waterfall rows appended to `fall` (none when it has
 // no op). Returns its what-if rows.
-std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const Window& w, int32_t phase, const std::vector<double>& work,
+std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const c::RecordIndex& index, const Window& w, int32_t phase,
+                                     const std::vector<double>& work,
                                      std::vector<WaterfallRow>& fall, const std::function<void()>& progress,
                                      bool rows_too = true) {
-  const c::WhatIfReplay replay(inputs_of(x, w, work));
+  const c::WhatIfReplay replay(inputs_of(x, index, w, work));
   // Changes are measured against the replay unchanged (it differs from the measured makespan
   // only where a stream's next op was recorded a hair before its previous one ended).
   PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), rows_too, progress, {}, {}};
   if (replay.ops() == 0 || pr.base <= 0) return {};
   pr.run();
-  const Reference ref = reference_of(x, w);
+  const Reference ref = reference_of(x, index, w);
   pr.fall.phase = phase, pr.fall.from_iteration = w.from_number, pr.fall.to_iteration = w.to_number;
   pr.fall.step_ms = w.step_ms, pr.fall.compute_ms = ref.compute_ms, pr.fall.idle_ms = ref.idle_ms;
   pr.fall.p2p_wait_ms = replay.stages() > 1 ? ref.p2p_wait_ms : -1;
@@ -214,14 +216,16 @@ PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& wor
   PostMortem out;
   if (!x.op_records) return out;
   const auto phases = phases_of(x);
+  const c::RecordIndex index(*x.op_records);
   const auto* numbers = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
   for (size_t p = 0; p < phases.size(); ++p) {
     const Window& w = phases[p];
-    auto rows = replay_window(x, w, int32_t(p), work, out.waterfall, progress);
+    auto rows = replay_window(x, index, w, int32_t(p), work, out.waterfall, progress);
     if (p + 1 == phases.size()) out.what_if = std::move(rows);  // the state the run ended in
     for (int32_t i = w.first; numbers && i < w.end; ++i) {  // and each of its iterations
       const int64_t n = (*numbers)[size_t(i)];
-      replay_window(x, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations, progress, false);
+      replay_window(x, index, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations,
+                    progress, false);
     }
   }
   return out;

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,28 @@
 
 namespace collectives {
 
+// The op records by iteration and their members by op, built once per run: every window's replay
+// (each phase, each iteration) takes its ops from here instead of scanning all records, which made
+// the post-mortem quadratic in the iterations.
+class RecordIndex {
+ public:
+  explicit RecordIndex(const BlameRecords& records);
+  // Ops whose iteration index is in [first, end), in record order.
+  std::vector<uint32_t> ops_in(int32_t first, int32_t end) const;
+  // Indices into records.members of one op's members, in record order.
+  std::span<const uint32_t> members_of(uint32_t op) const {
+    return {member_order_.data() + member_first_[op], member_first_[op + 1] - member_first_[op]};
+  }
+
+ private:
+  int32_t lowest_ = 0;  // iteration of by_iteration_ slot 0
+  std::vector<uint32_t> iteration_first_, by_iteration_;  // CSR: iteration - lowest_ -> ops
+  std::vector<uint32_t> member_first_, member_order_;     // CSR: op -> members
+};
+
 struct WhatIfInputs {
   const BlameRecords* records = nullptr;
+  const RecordIndex* index = nullptr;  // of `records`; built by the replay when absent
   std::vector<uint64_t> comm_family;  // by communicator index (OpBlame::comm)
   std::vector<uint8_t> comm_p2p;      // 1: a p2p link (members are its two ends)
   // 1: a data-parallel group's communicator (the layout names it): its gradient reductions may run
