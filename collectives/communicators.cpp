@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "ranks/histogram.hpp"
 #include "ranks/sat_math.hpp"
+#include "candidate_pairs.hpp"
 #include "p2p_links.hpp"
 #include "topology/infer_layout.hpp"
 
@@ -72,31 +75,86 @@ struct Family {
   }
 };
 
-// Pairs that move in lock step: score under the limit and within 3x of the better of the two
-// streams' best partners (never rejecting below the noise floor); on one host, also ending at
-// the same time (one clock).
+// The lock-step score of streams i and j of a family when they may be members of one
+// communicator: score under the limit; on one host, also ending at the same time (one clock).
+std::optional<int64_t> near_score(const Family& f, size_t i, size_t j, const CommunicatorOptions& opt) {
+  if (f.s[i]->rank == f.s[j]->rank) return std::nullopt;
+  // Members end their first op together, up to the hosts' clock error (ops pair by position,
+  // so they must start at the same op): further apart, no need to score.
+  const auto &ea = f.s[i]->first_ends, &eb = f.s[j]->first_ends;
+  if (!ea.empty() && !eb.empty() && abs_diff(ea.front(), eb.front()) > opt.max_clock_error_ns) return std::nullopt;
+  if (exceeds_coherence(ea, eb, opt.coherence_ns)) return std::nullopt;
+  const int64_t sc = lockstep_score(ea, eb);
+  if (sc > opt.coherence_ns) return std::nullopt;
+  if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
+    std::vector<int64_t> d;
+    for (size_t k = 0; k < std::min(ea.size(), eb.size()); ++k) d.push_back(sat_sub(ea[k], eb[k]));
+    if (!d.empty() && sat_abs(quantile(d, 0.5)) > opt.same_host_ns) return std::nullopt;
+  }
+  return sc;
+}
+
+// The pairs to score: every pair of a small family. In a large one, candidate pairs
+// (candidate_pairs.hpp) give each stream its best partner (members of one collective end
+// together: a member's best partner is in its bucket), hence which candidate pairs are lock-step
+// edges; every pair within each component of those edges is scored as in a small family. Clusters
+// only ever join across an edge, so pairs of different components (distinct groups near the
+// limit: their number grows with the square of the job) need no score. A stream with no candidate
+// within the limit is compared with every stream.
+template <class Fn>
+void for_pairs_to_score(const Family& f, const CommunicatorOptions& opt, Fn&& fn) {
+  const size_t n = f.s.size();
+  if (n <= opt.exact_family_streams) {
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = i + 1; j < n; ++j) fn(i, j);
+    return;
+  }
+  std::vector<const std::vector<int64_t>*> ends;
+  for (const auto* s : f.s) ends.push_back(&s->first_ends);
+  struct Scored {
+    uint32_t i, j;
+    int64_t score;
+  };
+  std::vector<Scored> found;
+  std::vector<int64_t> best(n, INT64_MAX);
+  auto try_pair = [&](uint32_t i, uint32_t j) {
+    if (const auto sc = near_score(f, i, j, opt)) {
+      found.push_back({i, j, *sc});
+      best[i] = std::min(best[i], *sc), best[j] = std::min(best[j], *sc);
+    }
+  };
+  for (const auto& [i, j] : candidate_pairs(ends, opt.coherence_ns)) try_pair(i, j);
+  for (uint32_t i = 0; i < n; ++i)
+    if (best[i] == INT64_MAX)
+      for (uint32_t j = 0; j < n; ++j)
+        if (j != i && best[i] == INT64_MAX) try_pair(std::min(i, j), std::max(i, j));
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), size_t(0));
+  auto root = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const auto& p : found)
+    if (p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[p.i], best[p.j]))) parent[root(p.i)] = root(p.j);
+  std::vector<std::vector<size_t>> comps(n);
+  for (size_t i = 0; i < n; ++i) comps[root(i)].push_back(i);  // ascending within each
+  for (const auto& c : comps)
+    for (size_t a = 0; a < c.size(); ++a)
+      for (size_t b = a + 1; b < c.size(); ++b) fn(c[a], c[b]);
+}
+
+// Pairs that move in lock step: near (near_score) and within 3x of the better of the two
+// streams' best partners (never rejecting below the noise floor).
 void score_family(Family& f, const CommunicatorOptions& opt) {
   const size_t n = f.s.size();
   f.near.assign(n, {});
   std::vector<int64_t> best(n, INT64_MAX);  // over pairs within the limit: the same wherever it matters
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = i + 1; j < n; ++j) {
-      if (f.s[i]->rank == f.s[j]->rank) continue;
-      // Members end their first op together, up to the hosts' clock error (ops pair by position,
-      // so they must start at the same op): further apart, no need to score.
-      const auto &ea = f.s[i]->first_ends, &eb = f.s[j]->first_ends;
-      if (!ea.empty() && !eb.empty() && abs_diff(ea.front(), eb.front()) > opt.max_clock_error_ns) continue;
-      if (exceeds_coherence(ea, eb, opt.coherence_ns)) continue;
-      const int64_t sc = lockstep_score(ea, eb);
-      if (sc > opt.coherence_ns) continue;
-      if (f.s[i]->clock_domain != 0 && f.s[i]->clock_domain == f.s[j]->clock_domain) {
-        std::vector<int64_t> d;
-        for (size_t k = 0; k < std::min(ea.size(), eb.size()); ++k) d.push_back(sat_sub(ea[k], eb[k]));
-        if (!d.empty() && sat_abs(quantile(d, 0.5)) > opt.same_host_ns) continue;
-      }
-      f.near[i].push_back({uint32_t(j), sc, false}), f.near[j].push_back({uint32_t(i), sc, false});
-      best[i] = std::min(best[i], sc), best[j] = std::min(best[j], sc);
-    }
+  for_pairs_to_score(f, opt, [&](size_t i, size_t j) {
+    const auto sc = near_score(f, i, j, opt);
+    if (!sc) return;
+    f.near[i].push_back({uint32_t(j), *sc, false}), f.near[j].push_back({uint32_t(i), *sc, false});
+    best[i] = std::min(best[i], *sc), best[j] = std::min(best[j], *sc);
+  });
   for (size_t i = 0; i < n; ++i) {
     std::sort(f.near[i].begin(), f.near[i].end(), [](const auto& x, const auto& y) { return x.other < y.other; });
     for (auto& p : f.near[i]) p.on = p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[i], best[p.other]));
@@ -219,23 +277,36 @@ void name_by_layout(std::vector<Communicator>& comms, LayoutFinding& lf) {
 int64_t lockstep_score(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   const size_t n = std::min(a.size(), b.size());
   if (n < 3) return 0;  // too few ops to tell: the family decides
+  // Scratch on the stack for a fingerprint's length (inference scores millions of pairs at 16k
+  // ranks: allocations were half the time), on the heap beyond.
+  constexpr size_t kStack = 4 * StreamSummary::kFingerprint;
+  std::array<int64_t, kStack> stack;
+  std::vector<int64_t> heap;
+  int64_t* buf = stack.data();
+  if (4 * n > kStack) heap.resize(4 * n), buf = heap.data();
+  auto q = [](int64_t* v, size_t len, double at) {  // quantile() on a span (reordered)
+    const size_t k = std::min(len - 1, size_t(at * double(len - 1) + 0.5));
+    std::nth_element(v, v + k, v + len);
+    return v[k];
+  };
   // 90th percentile of the op-to-op change of the difference: members stay within noise at every
   // op, distinct groups wander at iteration boundaries even when ops within a burst line up.
-  std::vector<int64_t> d(n - 1);
+  int64_t* d = buf;
   for (size_t i = 1; i < n; ++i) d[i - 1] = change_of_difference(a[i], b[i], a[i - 1], b[i - 1]);
-  const int64_t step = quantile(d, 0.9);
+  const int64_t step = q(d, n - 1, 0.9);
   // Spread of the difference around a line (drift): catches slow wander that each step hides.
-  std::vector<int64_t> x(n), first, second;
+  int64_t *x = buf + n, *half = buf + 2 * n, *r = buf + 3 * n;
   for (size_t i = 0; i < n; ++i) x[i] = sat_sub(a[i], b[i]);
-  for (size_t i = 0; i < n / 2; ++i) first.push_back(x[i]);
-  for (size_t i = n - n / 2; i < n; ++i) second.push_back(x[i]);
+  std::copy(x, x + n / 2, half);
+  const int64_t first = q(half, n / 2, 0.5);
+  std::copy(x + (n - n / 2), x + n, half);
+  const int64_t second = q(half, n / 2, 0.5);
   const double t1 = diff_d(b[n / 4], b[0]), t2 = diff_d(b[n - 1 - n / 4], b[0]);
-  const double slope = t2 > t1 ? diff_d(quantile(second, 0.5), quantile(first, 0.5)) / (t2 - t1) : 0.0;
-  std::vector<int64_t> r(n);
+  const double slope = t2 > t1 ? diff_d(second, first) / (t2 - t1) : 0.0;
   for (size_t i = 0; i < n; ++i) r[i] = sat_sub(x[i], sat_trunc(slope * diff_d(b[i], b[0])));
-  const int64_t mid = quantile(r, 0.5);
-  for (auto& v : r) v = abs_diff(v, mid);
-  const int64_t spread = sat_trunc(1.4826 * double(quantile(r, 0.5)));
+  const int64_t mid = q(r, n, 0.5);
+  for (size_t i = 0; i < n; ++i) r[i] = abs_diff(r[i], mid);
+  const int64_t spread = sat_trunc(1.4826 * double(q(r, n, 0.5)));
   return std::max(step, spread);
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "ranks/sat_math.hpp"
 
@@ -85,17 +86,10 @@ void find_candidates(const std::vector<const StreamSummary*>& s, const std::vect
       if (gx.count(g)) return true;
     return false;
   };
-  // Pairs already tested, one bit each (a set of pairs took 48 bytes a pair: ~900 MB when many
-  // streams of a 4096-rank job needed the full search).
-  const size_t n = s.size();
-  std::vector<uint64_t> tried((n * (n > 0 ? n - 1 : 0) / 2 + 63) / 64, 0);
-  auto first_try = [&](size_t i, size_t j) {  // i < j
-    const size_t k = i * (2 * n - i - 1) / 2 + (j - i - 1);
-    const uint64_t bit = uint64_t(1) << (k % 64);
-    if (tried[k / 64] & bit) return false;
-    tried[k / 64] |= bit;
-    return true;
-  };
+  // Pairs already tested: a hash set of the pairs tried, which grow with the streams times the
+  // distances tried (a bit per possible pair was 1 GB at 64k ranks; a std::set took 48 bytes a pair).
+  std::unordered_set<uint64_t> tried;
+  auto first_try = [&](size_t i, size_t j) { return tried.insert(uint64_t(i) << 32 | uint64_t(j)).second; };  // i < j
   auto test = [&](size_t i, size_t j) {
     if (i > j) std::swap(i, j);
     if (i == j || s[i]->rank == s[j]->rank || !first_try(i, j)) return;

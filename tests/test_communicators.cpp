@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collectives/communicators.hpp"
+#include "../collectives/candidate_pairs.hpp"
 #include "topology/infer_layout.hpp"
 
 using namespace collectives;
@@ -245,4 +246,61 @@ TEST(Communicators, NcclCommunicatorIdIsTheExactKey) {
       EXPECT_EQ(c.members.size(), 4u);
     }
   }
+}
+
+// Large families are scored through candidate pairs (issue 24): the same communicators as when
+// every pair is scored, over layouts, jitter and seeds (megatron()'s worlds: members end together
+// up to 2 us of noise and their hosts' clock offsets, distinct groups apart by their own pace).
+TEST(Communicators, CandidatePairsFindWhatEveryPairFinds) {
+  struct Case {
+    int tp, pp, dp;
+    int64_t jitter_ns;
+  };
+  for (const Case& c : {Case{2, 2, 16, 20'000}, Case{4, 2, 8, 50'000}, Case{2, 4, 8, 5'000}, Case{8, 1, 16, 30'000},
+                        Case{1, 2, 32, 20'000}}) {
+    const World w = megatron(c.tp, c.pp, c.dp, 8, c.jitter_ns);
+    CommunicatorOptions every, candidates;
+    every.exact_family_streams = SIZE_MAX, candidates.exact_family_streams = 0;
+    const auto a = infer_communicators(w.streams, std::nullopt, every);
+    const auto b = infer_communicators(w.streams, std::nullopt, candidates);
+    SCOPED_TRACE(::testing::Message() << c.tp << "x" << c.pp << "x" << c.dp << " jitter " << c.jitter_ns);
+    EXPECT_EQ(groups_of(a, false), groups_of(b, false));
+    EXPECT_EQ(groups_of(a, true), groups_of(b, true));
+    ASSERT_EQ(a.comms.size(), b.comms.size());
+    for (size_t i = 0; i < a.comms.size(); ++i) EXPECT_EQ(a.comms[i].name, b.comms[i].name);
+    EXPECT_EQ(a.layout.layout.has_value(), b.layout.layout.has_value());
+    if (a.layout.layout && b.layout.layout) {
+      EXPECT_EQ(a.layout.layout->to_string(), b.layout.layout->to_string());
+    }
+  }
+}
+
+// Candidate pairs: every pair of members of one group shares a bucket (or is joined through
+// members that do), and groups far apart are not paired: the count grows with the streams, not
+// their square.
+TEST(Communicators, CandidatePairsPairMembersNotEveryone) {
+  std::mt19937_64 rng(11);
+  const int groups = 400, size = 4;
+  std::vector<std::vector<int64_t>> ends(size_t(groups * size));
+  std::normal_distribution<double> pace(0, 400'000), noise(0, 2'000);
+  std::uniform_int_distribution<int64_t> offset(-50'000'000, 50'000'000);
+  for (int g = 0; g < groups; ++g) {
+    std::vector<int64_t> t{0};
+    for (int k = 1; k < 64; ++k) t.push_back(t.back() + 1'500'000 + int64_t(pace(rng)));
+    for (int m = 0; m < size; ++m) {
+      const int64_t off = offset(rng);
+      for (int64_t x : t) ends[size_t(g * size + m)].push_back(x + off + int64_t(noise(rng)));
+    }
+  }
+  std::vector<const std::vector<int64_t>*> ptrs;
+  for (const auto& e : ends) ptrs.push_back(&e);
+  const auto pairs = candidate_pairs(ptrs, 100'000);
+  std::set<std::pair<uint32_t, uint32_t>> got(pairs.begin(), pairs.end());
+  size_t member_pairs = 0, found = 0;
+  for (int g = 0; g < groups; ++g)
+    for (int a = 0; a < size; ++a)
+      for (int b = a + 1; b < size; ++b) ++member_pairs, found += got.count({uint32_t(g * size + a), uint32_t(g * size + b)});
+  EXPECT_EQ(found, member_pairs);
+  const size_t n = ends.size();
+  EXPECT_LT(pairs.size(), n * 20) << "of " << n * (n - 1) / 2 << " pairs";
 }

@@ -1,0 +1,66 @@
+#include "candidate_pairs.hpp"
+
+#include <algorithm>
+
+namespace collectives {
+namespace {
+
+constexpr size_t kBand = 6;  // consecutive intervals per band: distinct groups rarely agree on all
+
+uint64_t mix(uint64_t x) {  // splitmix64 finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Floor division (intervals of untrusted profiles may be negative).
+int64_t cell_of(int64_t v, int64_t cell) { return v >= 0 ? v / cell : -((-(v + 1)) / cell) - 1; }
+
+}  // namespace
+
+std::vector<std::pair<uint32_t, uint32_t>> candidate_pairs(const std::vector<const std::vector<int64_t>*>& ends,
+                                                           int64_t cell_ns, size_t wide_bucket) {
+  cell_ns = std::max<int64_t>(cell_ns, 1);
+  struct Key {
+    uint64_t hash;
+    uint32_t stream;
+    bool operator<(const Key& o) const { return hash != o.hash ? hash < o.hash : stream < o.stream; }
+  };
+  std::vector<Key> keys;
+  std::vector<uint32_t> few;  // fewer than 3 ends
+  for (uint32_t s = 0; s < ends.size(); ++s) {
+    const auto& e = *ends[s];
+    if (e.size() < 3) {
+      few.push_back(s);
+      continue;
+    }
+    for (size_t band = 0; 1 + (band + 1) * kBand <= e.size(); ++band)
+      for (uint64_t grid = 0; grid < 2; ++grid) {
+        const int64_t offset = int64_t(mix(band) % uint64_t(cell_ns)) + int64_t(grid) * (cell_ns / 2);
+        uint64_t h = mix(band * 2 + grid);
+        for (size_t k = 1 + band * kBand; k <= (band + 1) * kBand; ++k) {
+          // The interval in 128 bits (ends may lie anywhere in int64), clamped to int64 first.
+          const __int128 d = __int128(e[k]) - e[k - 1];
+          const int64_t v = d > INT64_MAX / 2 ? INT64_MAX / 2 : d < INT64_MIN / 2 ? INT64_MIN / 2 : int64_t(d);
+          h = mix(h ^ uint64_t(cell_of(v + offset, cell_ns)));
+        }
+        keys.push_back({h, s});
+      }
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (size_t lo = 0, hi = 0; lo < keys.size(); lo = hi) {
+    while (hi < keys.size() && keys[hi].hash == keys[lo].hash) ++hi;
+    for (size_t a = lo; a < hi; ++a)
+      for (size_t b = a + 1; b < hi && b <= a + wide_bucket; ++b) out.push_back({keys[a].stream, keys[b].stream});
+  }
+  for (uint32_t s : few)
+    for (uint32_t t = 0; t < ends.size(); ++t)
+      if (t != s) out.push_back({std::min(s, t), std::max(s, t)});
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace collectives
