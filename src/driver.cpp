@@ -4,6 +4,7 @@
 // per-file errors are caught and carried as data, so no process waits for a failed one.
 #include "driver.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,6 +142,17 @@ std::vector<int> assign_files(const std::vector<ranks::ProfileFile>& files, int 
 
 int64_t hang_margin_ns(const Options& opt) { return int64_t(opt.hang_margin_s * 1e9); }
 
+// The cores this process has to itself: those it may run on (mpirun may bind it to one), shared
+// with the job's other processes on this machine when they may run on the same ones.
+int cores_of_process(const Transport& t) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const int machine = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  // Bound to fewer cores than the machine has: the launcher split them; else they are shared.
+  return allowed < machine ? std::max(1, allowed) : std::max(1, allowed / std::max(1, t.local_processes()));
+}
+
 struct LocalRank {
   ranks::FoundProcess key;
   RankOutputs out;
@@ -160,6 +172,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
   if (!opt.iteration_marker.empty()) mopt.iteration_marker = common::Regex(opt.iteration_marker);
   mopt.top_kernels = opt.top_kernels;
   const auto owner = assign_files(d.files, t.size());
+  ranks::set_reader_threads(cores_of_process(t));
   LocalRead local;
   for (size_t f = 0; f < d.files.size(); ++f) {
     if (owner[f] != t.rank()) continue;

@@ -73,6 +73,11 @@ class MpiTransport final : public Transport {
       : comm_(comm), timeout_s_(timeout_s) {
     MPI_Comm_rank(comm, &me_);
     MPI_Comm_size(comm, &n_);
+    MPI_Comm node;  // the processes that share this machine's memory (and cores)
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_size(node, &local_);
+      MPI_Comm_free(&node);
+    }
     if (timeout_s_ <= 0 || n_ < 2) return;
     if (!watchdog) watchdog = std::make_unique<Watchdog>(timeout_s_, me_);
     watchdog->set_process(me_);
@@ -88,6 +93,7 @@ class MpiTransport final : public Transport {
   }
   int rank() const override { return me_; }
   int size() const override { return n_; }
+  int local_processes() const override { return local_; }
   const MPI_Comm* mpi_comm() const override { return &comm_; }
 
   std::vector<std::string> allgather(const std::string& mine) override {
@@ -250,7 +256,7 @@ class MpiTransport final : public Transport {
 
   MPI_Comm comm_, ctrl_ = MPI_COMM_NULL;
   MPI_Request req_ = MPI_REQUEST_NULL;
-  int me_ = 0, n_ = 1;
+  int me_ = 0, n_ = 1, local_ = 1;
   bool quiet_ = false;     // finish(): no more liveness messages out
   bool finished_ = false;  // finish() done: no more exchanges
   double timeout_s_ = 0;

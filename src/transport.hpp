@@ -25,6 +25,8 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   bool root() const { return rank() == 0; }
+  // Processes of this job on this process's machine (they share its cores).
+  virtual int local_processes() const { return 1; }
 
   // Every process gets every process's blob, in process order.
   virtual std::vector<std::string> allgather(const std::string& mine) = 0;

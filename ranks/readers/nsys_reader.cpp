@@ -109,22 +109,26 @@ class Reader {
     StringIds sids(db_);
     RuntimeRows rt;
     std::exception_ptr rt_error;
-    std::thread loader([&] {
+    auto load = [&] {
       try {
         load_runtime(db_.path(), sids, rt);
       } catch (...) {
         rt_error = std::current_exception();
       }
-    });
+    };
+    // The runtime table on a second connection beside the kernels, where a second core is ours.
+    std::optional<std::thread> loader;
+    if (reader_threads() >= 2) loader.emplace(load);
+    else load();
     try {
       read_kernels(sids);
       read_nvtx(sids);
       read_copies();
     } catch (...) {
-      loader.join();
+      if (loader) loader->join();
       throw;
     }
-    loader.join();
+    if (loader) loader->join();
     if (rt_error) std::rethrow_exception(rt_error);
     dropped_.runtime = rt.dropped;
     apply_runtime(rt, sids);
