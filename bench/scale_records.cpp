@@ -9,7 +9,7 @@
 // all-reduces, a compute kernel before each TP all-reduce. Members of one collective end together (NCCL); each
 // arrives after its own random wait; rank `slow` arrives last everywhere (its compute is longer).
 //
-//   [mpirun -n P] scale_records RANKS OPS_PER_RANK DIR [TPxPPxDP]
+//   [mpirun -n P] scale_records RANKS OPS_PER_RANK DIR [TPxPPxDP [TP_OPS_PER_ITERATION]]
 // Prints one JSON line per process: {"process", "processes", "ranks", "ops_per_rank", "seconds",
 // "max_rss_mb"}; the straggler verdict goes to DIR/summary.json.
 #include <mpi.h>
@@ -45,6 +45,7 @@ int64_t jitter(uint64_t a, uint64_t b, uint64_t c, int64_t range) {
 
 struct Job {
   int tp = 4, pp = 4, dp = 32, slow = -1;
+  int tp_ops = 960;  // TP all-reduces per iteration (fewer: a job of many ranks with few ops each)
   int64_t iterations = 1;
 };
 
@@ -55,10 +56,10 @@ struct K {
   uint8_t nccl;
 };
 
-// Per iteration: kTpOps TP all-reduces (layers x microbatches x fwd/bwd), kP2pOps p2p ops per
-// pipeline link and kP2pOps DP all-reduces: about 1,000 ops, as in a Megatron step.
-constexpr int kTpOps = 960, kP2pOps = 16;
-constexpr int64_t kPeriod = kTpOps * 1'200'000 + 1'000'000 + kP2pOps * 700'000 + 2'000'000;
+// Per iteration: job.tp_ops TP all-reduces (layers x microbatches x fwd/bwd; 960 by default),
+// kP2pOps p2p ops per pipeline link and kP2pOps DP all-reduces: about 1,000 ops, as in a Megatron step.
+constexpr int kP2pOps = 16;
+int64_t period(const Job& job) { return job.tp_ops * 1'200'000 + 1'000'000 + kP2pOps * 700'000 + 2'000'000; }
 constexpr int64_t kEpoch = 1'700'000'000'000'000'000;
 enum : int32_t { kCompute = 7, kTp = 11, kDp = 12, kPrev = 13, kNext = 14 };
 
@@ -83,18 +84,18 @@ ranks::RankTimeline synthesize(const Job& job, int rank, const std::string& path
   // as groups on different hosts do: what tells communicators apart.
   auto wander = [](uint64_t group, int64_t i) { return jitter(group, uint64_t(i), 99, 600'000); };
   for (int64_t i = 0; i < job.iterations; ++i) {
-    const int64_t t = (i + 1) * kPeriod;
-    tl.nvtx.start.push_back(t), tl.nvtx.end.push_back(t + kPeriod);
+    const int64_t t = (i + 1) * period(job);
+    tl.nvtx.start.push_back(t), tl.nvtx.end.push_back(t + period(job));
     tl.nvtx.name.push_back(tl.names.intern("ProfilerStep#" + std::to_string(i)));
     tl.nvtx.domain.push_back(ranks::kNoName), tl.nvtx.tid.push_back(1);
     const uint64_t tg = 1 + tp_group, dg = 1 << 20 | dp_group;
-    for (int j = 0; j < kTpOps; ++j) {
+    for (int j = 0; j < job.tp_ops; ++j) {
       const int64_t end = t + wander(tg, i) + (j + 1) * 1'200'000 + jitter(tg, uint64_t(i), uint64_t(j), 100'000);
       const int64_t compute_end = end - 300'000 - 5'000;
       ks.push_back({compute_end - (slow ? 800'000 : 600'000), compute_end, kCompute, gemm, 0});
       coll(kTp, ar, end, tg, uint64_t(i), uint64_t(j));
     }
-    const int64_t tail = t + kTpOps * 1'200'000;
+    const int64_t tail = t + job.tp_ops * 1'200'000;
     for (int k = 0; k < kP2pOps; ++k) {  // p2p: both ends of a link finish together
       auto link_end = [&](int s) {
         const uint64_t lg = 1 << 22 | (chain * uint64_t(job.pp) + uint64_t(s));
@@ -114,7 +115,7 @@ ranks::RankTimeline synthesize(const Job& job, int rank, const std::string& path
     kc.launch.push_back(k.start - 10'000), kc.launch_tid.push_back(1), kc.launch_dur.push_back(5'000);
   }
   tl.launches_total = int64_t(ks.size());
-  tl.capture_start = 0, tl.capture_end = (job.iterations + 2) * kPeriod;
+  tl.capture_start = 0, tl.capture_end = (job.iterations + 2) * period(job);
   return tl;
 }
 
@@ -152,20 +153,21 @@ int run(straggler::Transport& t, const Job& job, int ranks, int64_t ops_per_rank
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::cerr << "usage: [mpirun -n P] scale_records RANKS OPS_PER_RANK DIR [TPxPPxDP]\n";
+    std::cerr << "usage: [mpirun -n P] scale_records RANKS OPS_PER_RANK DIR [TPxPPxDP [TP_OPS_PER_ITERATION]]\n";
     return 2;
   }
   const int ranks = std::stoi(argv[1]);
   const int64_t ops = std::stoll(argv[2]);
   Job job;
   if (argc > 4) std::sscanf(argv[4], "%dx%dx%d", &job.tp, &job.pp, &job.dp);
+  if (argc > 5) job.tp_ops = std::max(1, std::atoi(argv[5]));
   if (job.tp * job.pp * job.dp != ranks) {
     std::cerr << "scale_records: the layout must cover exactly RANKS ranks\n";
     return 2;
   }
   job.slow = ranks / 2 + 5;
   // ops per iteration: TP + DP + per pipeline link (1 or 2 links)
-  job.iterations = std::max<int64_t>(3, ops / (kTpOps + kP2pOps * (job.pp > 2 ? 3 : 2)));
+  job.iterations = std::max<int64_t>(3, ops / (job.tp_ops + kP2pOps * (job.pp > 2 ? 3 : 2)));
   if (!straggler::started_by_mpi_launcher()) {
     auto local = straggler::local_transport();
     return run(*local, job, ranks, ops, argv[3]);

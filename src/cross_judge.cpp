@@ -25,10 +25,6 @@ struct Wire<ReplayNotes> {
   static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended); }
 };
 template <>
-struct Wire<c::BlameRecords> {
-  static void fields(auto& ar, auto& b) { ar(b.ops, b.members); }
-};
-template <>
 struct Wire<ranks::RankFinding> {
   static void fields(auto& ar, auto& f) { ar(f.rank, f.finding, f.severity, f.cost_ms_per_step, f.evidence, f.unit); }
 };

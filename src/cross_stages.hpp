@@ -20,6 +20,11 @@
 
 namespace straggler {
 
+template <>
+struct Wire<collectives::BlameRecords> {
+  static void fields(auto& ar, auto& b) { ar(b.ops, b.members); }
+};
+
 // The transport, counting the bytes this process sends.
 class Exchange {
  public:

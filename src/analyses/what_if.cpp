@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <span>
 
 #include "analyses/builtin.hpp"
@@ -16,6 +17,7 @@
 #include "collectives/what_if.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
+#include "cross_stages.hpp"
 #include "exchange.hpp"
 #include "h5_read.hpp"
 #include "json_writer.hpp"
@@ -119,18 +121,125 @@ PostMortem load_post_mortem(const std::string& h5) {
   return pm;
 }
 
+namespace {
+
+// What process 0 sends each process: its windows (indexes into the list) and the op records of
+// their iterations.
+struct WindowShare {
+  std::vector<uint32_t> ids;
+  std::vector<PostMortemWindow> windows;
+  c::BlameRecords records;
+};
+
+// Windows to processes, the costliest first to the least loaded (a window's cost: the iterations
+// it replays, the lead-in included, times its replays); the same on every process.
+std::vector<int> window_owners(const std::vector<PostMortemWindow>& windows, int processes) {
+  std::vector<size_t> order(windows.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  auto cost = [&](size_t k) { return double(windows[k].end - windows[k].first + 1) * (windows[k].iteration ? 4 : 6); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
+  std::vector<double> load(size_t(std::max(processes, 1)), 0.0);
+  std::vector<int> owner(windows.size(), 0);
+  for (size_t k : order) {
+    const size_t p = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[k] = int(p), load[p] += cost(k);
+  }
+  return owner;
+}
+
+// The records of the windows' iterations (and each one's lead-in), in record order.
+c::BlameRecords records_for(const c::BlameRecords& all, const c::RecordIndex& index, const std::vector<PostMortemWindow>& ws) {
+  std::vector<uint32_t> ops;
+  for (const auto& w : ws) {
+    const auto part = index.ops_in(w.first - 1, w.end);
+    ops.insert(ops.end(), part.begin(), part.end());
+  }
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  c::BlameRecords out;
+  for (uint32_t o : ops) {
+    const uint32_t id = uint32_t(out.ops.size());
+    out.ops.push_back(all.ops[o]);
+    for (uint32_t k : index.members_of(o)) {
+      auto m = all.members[k];
+      m.op = id;
+      out.members.push_back(m);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace straggler::analyses
+
+namespace straggler {
+template <>
+struct Wire<analyses::PostMortemWindow> {
+  static void fields(auto& ar, auto& w) { ar(w.first, w.end, w.from_number, w.to_number, w.step_ms, w.phase, w.iteration); }
+};
+template <>
+struct Wire<analyses::WindowShare> {
+  static void fields(auto& ar, auto& s) { ar(s.ids, s.windows, s.records); }
+};
+}  // namespace straggler
+
+namespace straggler::analyses {
+
 PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
   // Each rank's compute time over its iterations (the stage balance), from the verdict's evidence.
   std::vector<double> work(x.acc.ops.size(), 0.0);
   for (size_t k = 0; k < x.evidence_ranks.size() && k < x.compute_ms.size(); ++k)
     if (x.evidence_ranks[k] >= 0 && size_t(x.evidence_ranks[k]) < work.size())
       for (double v : x.compute_ms[k]) work[size_t(x.evidence_ranks[k])] += v;
+  // Process 0 plans and sends each process its share; the replays run everywhere at once.
+  std::vector<PostMortemWindow> windows;
+  std::vector<std::string> to(size_t(t.size()));
+  if (t.rank() == 0 && x.op_records) {
+    windows = post_mortem_windows(x);
+    const c::RecordIndex index(*x.op_records);
+    const auto owner = window_owners(windows, t.size());
+    for (int p = 0; p < t.size(); ++p) {
+      WindowShare share;
+      for (size_t k = 0; k < windows.size(); ++k)
+        if (owner[k] == p) share.ids.push_back(uint32_t(k)), share.windows.push_back(windows[k]);
+      share.records = records_for(*x.op_records, index, share.windows);
+      ByteWriter w;
+      put(w, share);
+      to[size_t(p)] = w.bytes();
+    }
+  }
+  const auto got = t.alltoall(to);
+  to.clear();
+  ByteWriter mine;
+  if (!got.at(0).empty()) {
+    ByteReader r(got[0]);
+    const auto share = get<WindowShare>(r);
+    const c::RecordIndex index(share.records);
+    put(mine, share.ids);
+    for (const auto& w : share.windows) {
+      const WindowResult res = replay_window(x, share.records, index, w, work, [&t] { t.alive(); });
+      what_if_table().pack(mine, res.what_if), waterfall_table().pack(mine, res.waterfall);
+    }
+  }
+  const auto parts = t.gather(mine.bytes(), 0);
   ByteWriter w;
   PostMortem pm;
-  if (t.rank() == 0) pm = post_mortem(x, work, [&t] { t.alive(); });
+  if (t.rank() == 0) {
+    std::vector<WindowResult> results(windows.size());
+    for (const auto& part : parts) {
+      if (part.empty()) continue;
+      ByteReader r(part);
+      for (uint32_t k : get<std::vector<uint32_t>>(r)) {
+        results.at(k).what_if = what_if_table().unpack(r);
+        results.at(k).waterfall = waterfall_table().unpack(r);
+      }
+    }
+    pm = assemble_post_mortem(windows, std::move(results));
+  }
   what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall), iterations_table().pack(w, pm.iterations);
-  const std::string got = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
-  ByteReader r(got);
+  const std::string all = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
+  ByteReader r(all);
   pm.what_if = what_if_table().unpack(r), pm.waterfall = waterfall_table().unpack(r);
   pm.iterations = iterations_table().unpack(r);
   return pm;

@@ -10,6 +10,8 @@
 
 namespace collectives {
 struct Verdict;
+struct BlameRecords;
+class RecordIndex;
 }
 namespace straggler {
 struct CrossRankResults;
@@ -51,13 +53,38 @@ struct PostMortem {
   // Its mean step (0 without a waterfall): the base of every cost_pct.
   double last_step_ms() const { return waterfall.empty() ? 0 : waterfall.back().step_ms; }
 };
-// Process 0 (the op records are there): every phase replayed (src/analyses/what_if_phases.cpp).
+// One window of the post-mortem: a phase (iteration indexes [first, end) between the job's
+// change points: its what-if rows and waterfall) or one iteration of a phase (its waterfall only);
+// their iteration numbers and the job's mean step over them.
+struct PostMortemWindow {
+  int32_t first = 0, end = 0;
+  int64_t from_number = -1, to_number = -1;
+  double step_ms = 0;
+  int32_t phase = 0;
+  bool iteration = false;
+};
+struct WindowResult {
+  std::vector<WhatIfRow> what_if;  // a phase's
+  std::vector<WaterfallRow> waterfall;
+};
+// Every window, each phase followed by its iterations (src/analyses/what_if_phases.cpp).
+std::vector<PostMortemWindow> post_mortem_windows(const CrossRankResults& x);
+// One window replayed with every change, from op records holding at least its iterations and
+// the one before (`index`: of `rec`).
+WindowResult replay_window(const CrossRankResults& x, const collectives::BlameRecords& rec,
+                           const collectives::RecordIndex& index, const PostMortemWindow& w, const std::vector<double>& work,
+                           const std::function<void()>& progress = {});
+// The post-mortem from every window's result (results[k] of windows[k]).
+PostMortem assemble_post_mortem(const std::vector<PostMortemWindow>& windows, std::vector<WindowResult>&& results);
+// Process 0 (the op records are there): every window replayed in turn.
 // `work`: each rank's steady compute time (the stage balance). `progress` is called after each
 // replay: long local work is a sign of life to the other processes (--timeout), not silence.
 PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work,
                        const std::function<void()>& progress = {});
-// Collective: the post-mortem computed on process 0 (where the op records are) and given to every
-// process. Called by run_cross_rank once the verdict is decided.
+// Collective: the post-mortem's windows spread over the processes (process 0, where the op
+// records are, sends each the records of its windows' iterations), the results gathered on
+// process 0 in window order and given to every process. Called by run_cross_rank once the
+// verdict is decided.
 PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x);
 // The post-mortem a saved scan holds (src/scan_load.cpp, the analysis's load()).
 PostMortem load_post_mortem(const std::string& h5);

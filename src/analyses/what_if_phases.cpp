@@ -20,12 +20,7 @@ namespace {
 
 namespace c = collectives;
 
-// A phase: iteration indexes [first, end), their numbers, and the job's mean step over them.
-struct Window {
-  int32_t first = 0, end = 0;
-  int64_t from_number = -1, to_number = -1;
-  double step_ms = 0;
-};
+using Window = PostMortemWindow;
 
 // The steady iterations every rank has, cut at each job change point that leaves two or more
 // iterations on both sides.
@@ -55,11 +50,11 @@ std::vector<Window> phases_of(const CrossRankResults& x) {
   return out;
 }
 
-c::WhatIfInputs inputs_of(const CrossRankResults& x, const c::RecordIndex& index, const Window& w,
+c::WhatIfInputs inputs_of(const CrossRankResults& x, const c::BlameRecords& rec, const c::RecordIndex& index, const Window& w,
                           const std::vector<double>& work) {
   c::WhatIfInputs in;
   in.work = work;
-  in.records = x.op_records.get(), in.index = &index;
+  in.records = &rec, in.index = &index;
   for (const auto& cs : x.comms) {
     in.comm_family.push_back(cs.family), in.comm_p2p.push_back(cs.p2p);
     in.comm_data_parallel.push_back(cs.id.kind == topology::GroupKind::DP);
@@ -81,7 +76,7 @@ c::WhatIfInputs inputs_of(const CrossRankResults& x, const c::RecordIndex& index
 struct Reference {
   double compute_ms = 0, idle_ms = 0, p2p_wait_ms = 0;
 };
-Reference reference_of(const CrossRankResults& x, const c::RecordIndex& index, const Window& w) {
+Reference reference_of(const CrossRankResults& x, const c::BlameRecords& rec, const c::RecordIndex& index, const Window& w) {
   std::vector<int32_t> flagged;
   for (const auto& s : x.verdict.stragglers) flagged.push_back(s.rank);
   std::sort(flagged.begin(), flagged.end());
@@ -100,7 +95,6 @@ Reference reference_of(const CrossRankResults& x, const c::RecordIndex& index, c
     ref.compute_ms += common::median(compute) / n, ref.idle_ms += common::median(idle) / n;
   }
   std::map<int32_t, double> p2p_wait;  // rank -> ns over the phase
-  const auto& rec = *x.op_records;
   for (uint32_t o : index.ops_in(w.first, w.end)) {
     if (rec.ops[o].comm >= x.comms.size() || !x.comms[rec.ops[o].comm].p2p) continue;
     for (uint32_t k : index.members_of(o))
@@ -190,45 +184,62 @@ void PhaseReplay::run() {
   fall.fixed_hidden_ms = any_fix ? step_with(all) : rows.back().step_ms;
 }
 
-// One window replayed with every change; its waterfall rows appended to `fall` (none when it has
-// no op). Returns its what-if rows.
-std::vector<WhatIfRow> replay_window(const CrossRankResults& x, const c::RecordIndex& index, const Window& w, int32_t phase,
-                                     const std::vector<double>& work,
-                                     std::vector<WaterfallRow>& fall, const std::function<void()>& progress,
-                                     bool rows_too = true) {
-  const c::WhatIfReplay replay(inputs_of(x, index, w, work));
-  // Changes are measured against the replay unchanged (it differs from the measured makespan
-  // only where a stream's next op was recorded a hair before its previous one ended).
-  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), rows_too, progress, {}, {}};
-  if (replay.ops() == 0 || pr.base <= 0) return {};
-  pr.run();
-  const Reference ref = reference_of(x, index, w);
-  pr.fall.phase = phase, pr.fall.from_iteration = w.from_number, pr.fall.to_iteration = w.to_number;
-  pr.fall.step_ms = w.step_ms, pr.fall.compute_ms = ref.compute_ms, pr.fall.idle_ms = ref.idle_ms;
-  pr.fall.p2p_wait_ms = replay.stages() > 1 ? ref.p2p_wait_ms : -1;
-  for (auto& row : waterfall(pr.fall)) fall.push_back(std::move(row));
-  return std::move(pr.rows);
-}
-
 }  // namespace
 
-PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work, const std::function<void()>& progress) {
-  PostMortem out;
-  if (!x.op_records) return out;
+WindowResult replay_window(const CrossRankResults& x, const c::BlameRecords& rec, const c::RecordIndex& index,
+                           const PostMortemWindow& w, const std::vector<double>& work, const std::function<void()>& progress) {
+  WindowResult out;
+  const c::WhatIfReplay replay(inputs_of(x, rec, index, w, work));
+  // Changes are measured against the replay unchanged (it differs from the measured makespan
+  // only where a stream's next op was recorded a hair before its previous one ended).
+  PhaseReplay pr{x, w, replay, replay.replay_unchanged_ns(), !w.iteration, progress, {}, {}};
+  if (replay.ops() == 0 || pr.base <= 0) return out;
+  pr.run();
+  const Reference ref = reference_of(x, rec, index, w);
+  pr.fall.phase = w.phase, pr.fall.from_iteration = w.from_number, pr.fall.to_iteration = w.to_number;
+  pr.fall.step_ms = w.step_ms, pr.fall.compute_ms = ref.compute_ms, pr.fall.idle_ms = ref.idle_ms;
+  pr.fall.p2p_wait_ms = replay.stages() > 1 ? ref.p2p_wait_ms : -1;
+  out.waterfall = waterfall(pr.fall);
+  if (!w.iteration) out.what_if = std::move(pr.rows);
+  return out;
+}
+
+std::vector<PostMortemWindow> post_mortem_windows(const CrossRankResults& x) {
+  std::vector<PostMortemWindow> out;
   const auto phases = phases_of(x);
-  const c::RecordIndex index(*x.op_records);
   const auto* numbers = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
   for (size_t p = 0; p < phases.size(); ++p) {
-    const Window& w = phases[p];
-    auto rows = replay_window(x, index, w, int32_t(p), work, out.waterfall, progress);
-    if (p + 1 == phases.size()) out.what_if = std::move(rows);  // the state the run ended in
+    PostMortemWindow w = phases[p];
+    w.phase = int32_t(p);
+    out.push_back(w);
     for (int32_t i = w.first; numbers && i < w.end; ++i) {  // and each of its iterations
       const int64_t n = (*numbers)[size_t(i)];
-      replay_window(x, index, Window{i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)]}, int32_t(p), work, out.iterations,
-                    progress, false);
+      out.push_back({i, i + 1, n, n, x.verdict.job_step_ms[size_t(i)], int32_t(p), true});
     }
   }
   return out;
+}
+
+PostMortem assemble_post_mortem(const std::vector<PostMortemWindow>& windows, std::vector<WindowResult>&& results) {
+  PostMortem out;
+  int32_t last_phase = -1;
+  for (const auto& w : windows) last_phase = std::max(last_phase, w.phase);
+  for (size_t k = 0; k < windows.size() && k < results.size(); ++k) {
+    auto& r = results[k];
+    auto& fall = windows[k].iteration ? out.iterations : out.waterfall;
+    fall.insert(fall.end(), r.waterfall.begin(), r.waterfall.end());
+    if (!windows[k].iteration && windows[k].phase == last_phase) out.what_if = std::move(r.what_if);  // the state the run ended in
+  }
+  return out;
+}
+
+PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work, const std::function<void()>& progress) {
+  if (!x.op_records) return {};
+  const auto windows = post_mortem_windows(x);
+  const c::RecordIndex index(*x.op_records);
+  std::vector<WindowResult> results;
+  for (const auto& w : windows) results.push_back(replay_window(x, *x.op_records, index, w, work, progress));
+  return assemble_post_mortem(windows, std::move(results));
 }
 
 }  // namespace straggler::analyses
