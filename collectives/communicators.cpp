@@ -94,40 +94,48 @@ std::optional<int64_t> near_score(const Family& f, size_t i, size_t j, const Com
   return sc;
 }
 
-// The pairs to score: every pair of a small family. In a large one, candidate pairs
+struct Scored {
+  uint32_t i, j;
+  int64_t score;
+};
+
+// Near pairs among `pairs` (i < j): each process scores its share, everyone gets them all.
+std::vector<Scored> score_pairs(const Family& f, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                                const CommunicatorOptions& opt, const WorkSplit& split) {
+  std::vector<Scored> mine;
+  for (size_t k = 0; k < pairs.size(); ++k)
+    if (split.mine(k))
+      if (const auto sc = near_score(f, pairs[k].first, pairs[k].second, opt)) mine.push_back({pairs[k].first, pairs[k].second, *sc});
+  return split.gather(mine);
+}
+
+// The near pairs of a family. A small one: every pair. In a large one, candidate pairs
 // (candidate_pairs.hpp) give each stream its best partner (members of one collective end
 // together: a member's best partner is in its bucket), hence which candidate pairs are lock-step
 // edges; every pair within each component of those edges is scored as in a small family. Clusters
 // only ever join across an edge, so pairs of different components (distinct groups near the
 // limit: their number grows with the square of the job) need no score. A stream with no candidate
-// within the limit is compared with every stream.
-template <class Fn>
-void for_pairs_to_score(const Family& f, const CommunicatorOptions& opt, Fn&& fn) {
+// within the limit is compared with every stream. The scoring is split over the processes.
+std::vector<Scored> near_pairs(const Family& f, const CommunicatorOptions& opt, const WorkSplit& split) {
   const size_t n = f.s.size();
+  std::vector<Scored> out;
   if (n <= opt.exact_family_streams) {
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = i + 1; j < n; ++j) fn(i, j);
-    return;
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t j = i + 1; j < n; ++j)
+        if (const auto sc = near_score(f, i, j, opt)) out.push_back({i, j, *sc});
+    return out;
   }
   std::vector<const std::vector<int64_t>*> ends;
   for (const auto* s : f.s) ends.push_back(&s->first_ends);
-  struct Scored {
-    uint32_t i, j;
-    int64_t score;
-  };
-  std::vector<Scored> found;
+  std::vector<Scored> found = score_pairs(f, candidate_pairs(ends, opt.coherence_ns), opt, split);
   std::vector<int64_t> best(n, INT64_MAX);
-  auto try_pair = [&](uint32_t i, uint32_t j) {
-    if (const auto sc = near_score(f, i, j, opt)) {
-      found.push_back({i, j, *sc});
-      best[i] = std::min(best[i], *sc), best[j] = std::min(best[j], *sc);
-    }
-  };
-  for (const auto& [i, j] : candidate_pairs(ends, opt.coherence_ns)) try_pair(i, j);
-  for (uint32_t i = 0; i < n; ++i)
-    if (best[i] == INT64_MAX)
-      for (uint32_t j = 0; j < n; ++j)
-        if (j != i && best[i] == INT64_MAX) try_pair(std::min(i, j), std::max(i, j));
+  for (const auto& p : found) best[p.i] = std::min(best[p.i], p.score), best[p.j] = std::min(best[p.j], p.score);
+  for (uint32_t i = 0; i < n; ++i)  // the same on every process: `found` is everyone's
+    for (uint32_t j = 0; j < n && best[i] == INT64_MAX; ++j)
+      if (const auto sc = j != i ? near_score(f, std::min(i, j), std::max(i, j), opt) : std::nullopt) {
+        found.push_back({std::min(i, j), std::max(i, j), *sc});
+        best[i] = std::min(best[i], *sc), best[j] = std::min(best[j], *sc);
+      }
   std::vector<size_t> parent(n);
   std::iota(parent.begin(), parent.end(), size_t(0));
   auto root = [&](size_t x) {
@@ -136,25 +144,25 @@ void for_pairs_to_score(const Family& f, const CommunicatorOptions& opt, Fn&& fn
   };
   for (const auto& p : found)
     if (p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[p.i], best[p.j]))) parent[root(p.i)] = root(p.j);
-  std::vector<std::vector<size_t>> comps(n);
-  for (size_t i = 0; i < n; ++i) comps[root(i)].push_back(i);  // ascending within each
+  std::vector<std::vector<uint32_t>> comps(n);
+  for (uint32_t i = 0; i < n; ++i) comps[root(i)].push_back(i);  // ascending within each
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (const auto& c : comps)
     for (size_t a = 0; a < c.size(); ++a)
-      for (size_t b = a + 1; b < c.size(); ++b) fn(c[a], c[b]);
+      for (size_t b = a + 1; b < c.size(); ++b) pairs.push_back({c[a], c[b]});
+  return score_pairs(f, pairs, opt, split);
 }
 
 // Pairs that move in lock step: near (near_score) and within 3x of the better of the two
 // streams' best partners (never rejecting below the noise floor).
-void score_family(Family& f, const CommunicatorOptions& opt) {
+void score_family(Family& f, const CommunicatorOptions& opt, const WorkSplit& split) {
   const size_t n = f.s.size();
   f.near.assign(n, {});
   std::vector<int64_t> best(n, INT64_MAX);  // over pairs within the limit: the same wherever it matters
-  for_pairs_to_score(f, opt, [&](size_t i, size_t j) {
-    const auto sc = near_score(f, i, j, opt);
-    if (!sc) return;
-    f.near[i].push_back({uint32_t(j), *sc, false}), f.near[j].push_back({uint32_t(i), *sc, false});
-    best[i] = std::min(best[i], *sc), best[j] = std::min(best[j], *sc);
-  });
+  for (const auto& p : near_pairs(f, opt, split)) {
+    f.near[p.i].push_back({p.j, p.score, false}), f.near[p.j].push_back({p.i, p.score, false});
+    best[p.i] = std::min(best[p.i], p.score), best[p.j] = std::min(best[p.j], p.score);
+  }
   for (size_t i = 0; i < n; ++i) {
     std::sort(f.near[i].begin(), f.near[i].end(), [](const auto& x, const auto& y) { return x.other < y.other; });
     for (auto& p : f.near[i]) p.on = p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[i], best[p.other]));
@@ -398,12 +406,13 @@ void take_identified(std::map<uint64_t, Family>& families, std::vector<Communica
 }
 
 // Collective communicators: those NCCL names, then the lock-step clusters of each family.
-std::vector<Communicator> collective_groups(std::map<uint64_t, Family>& families, const CommunicatorOptions& opt) {
+std::vector<Communicator> collective_groups(std::map<uint64_t, Family>& families, const CommunicatorOptions& opt,
+                                            const WorkSplit& split) {
   std::vector<Communicator> comms;
   take_identified(families, comms);
   for (auto& [hash, fam] : families) {
     if (fam.s.empty()) continue;
-    score_family(fam, opt);
+    score_family(fam, opt, split);
     for (const auto& idx : cluster(fam, opt, SIZE_MAX)) {
       std::vector<const StreamSummary*> members;
       for (size_t m : idx) members.push_back(fam.s[m]);
@@ -473,17 +482,17 @@ void drop_chance_links(std::vector<Communicator>& comms, LayoutFinding& lf, cons
 }  // namespace
 
 CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, const std::optional<topology::ParallelLayout>& given,
-                                          const CommunicatorOptions& opt) {
+                                          const CommunicatorOptions& opt, const WorkSplit& split) {
   std::sort(streams.begin(), streams.end(),
             [](auto& a, auto& b) { return std::tie(a.rank, a.stream) < std::tie(b.rank, b.stream); });
   CommunicatorInference res;
   std::vector<const StreamSummary*> p2p;
   auto families = families_of(streams, p2p);
   auto& comms = res.comms;
-  comms = collective_groups(families, opt);
+  comms = collective_groups(families, opt, split);
   apply_layout_rule(comms, res.layout);
   // p2p: pairs of streams whose ops coincide (each send has one receiver), op by op.
-  for (auto& l : p2p_links(p2p, std::vector<Communicator>(comms), opt)) {
+  for (auto& l : p2p_links(p2p, std::vector<Communicator>(comms), opt, split)) {
     l.family = mix(0x9e3779b97f4a7c15ull, 2);
     comms.push_back(std::move(l));
   }

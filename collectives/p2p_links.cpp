@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "candidate_pairs.hpp"
 #include "ranks/sat_math.hpp"
 
 namespace collectives {
@@ -73,78 +74,165 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
   return c;
 }
 
+// A candidate as it crosses processes (the ops it pairs as bits: a fingerprint holds at most 64).
+struct CandWire {
+  uint64_t k = 0;  // index in the batch tested
+  int64_t offset = 0, spread = 0;
+  uint64_t count = 0;
+  double share = 0;
+  uint64_t used_a = 0, used_b = 0;
+};
+static_assert(StreamSummary::kFingerprint <= 64);
+
 // Candidate links: pairs of streams whose ops coincide; `fallback` holds pairs of co-members of a
 // collective communicator (pipeline peers never share a TP or DP group).
-void find_candidates(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
-                     const CommunicatorOptions& opt, std::vector<Cand>& cands, std::vector<Cand>& fallback) {
-  std::map<int32_t, std::set<size_t>> groups_of;  // rank -> collective communicators it is in
-  for (size_t g = 0; g < collectives.size(); ++g)
-    for (const auto& m : collectives[g].members) groups_of[m.rank].insert(g);
-  auto co_members = [&](int32_t x, int32_t y) {
-    const auto& gx = groups_of[x];
-    for (size_t g : groups_of[y])
-      if (gx.count(g)) return true;
-    return false;
-  };
+//
+// Comparing every pair is quadratic in the ranks. A job's pipelines repeat one pattern, so the
+// rank distances of a few seed streams' best peers (found by a full search) say where to look for
+// everyone else's; streams left with no candidate there get the full search. Among many streams a
+// seed first tries those that share a bucket of its end intervals with it (a send and its receive
+// end together: candidate_pairs.hpp), and everyone only when none of those is good (a stream
+// serving two peers interleaves their ops); and only distances two seeds agree on are tried (a
+// chance coincidence of one seed's ends would have every stream tried at its distance). Each batch
+// of tests is spread over the processes; results keep the batch's order, whatever the split.
+class CandidateSearch {
+ public:
+  CandidateSearch(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
+                  const CommunicatorOptions& opt, const WorkSplit& split, std::vector<Cand>& cands, std::vector<Cand>& fallback)
+      : s_(s), opt_(opt), split_(split), cands_(cands), fallback_(fallback), by_buckets_(s.size() > opt.exact_family_streams) {
+    for (size_t g = 0; g < collectives.size(); ++g)
+      for (const auto& m : collectives[g].members) groups_of_[m.rank].insert(g);
+    for (size_t i = 0; i < s.size(); ++i) of_rank_[s[i]->rank].push_back(i);
+  }
+  void run() {
+    const std::set<int32_t> distances = seed_distances();
+    std::vector<std::pair<size_t, size_t>> batch;
+    for (size_t i = 0; i < s_.size(); ++i)
+      for (int32_t d : distances)
+        for (int32_t r : {s_[i]->rank - d, s_[i]->rank + d}) at_rank(i, r, batch);
+    test(batch);
+    by_multiples();
+    std::vector<uint8_t> has(s_.size(), 0);
+    for (const auto& c : cands_) has[c.a] = has[c.b] = 1;
+    batch.clear();
+    for (size_t i = 0; i < s_.size(); ++i)
+      if (!has[i])
+        for (size_t j = 0; j < s_.size(); ++j) batch.push_back({i, j});
+    test(batch);
+  }
+
+ private:
+  const std::vector<const StreamSummary*>& s_;
+  const CommunicatorOptions& opt_;
+  const WorkSplit& split_;
+  std::vector<Cand>&cands_, &fallback_;
+  const bool by_buckets_;  // else every pair, as always
+  std::map<int32_t, std::set<size_t>> groups_of_;  // rank -> collective communicators it is in
+  std::map<int32_t, std::vector<size_t>> of_rank_;
   // Pairs already tested: a hash set of the pairs tried, which grow with the streams times the
   // distances tried (a bit per possible pair was 1 GB at 64k ranks; a std::set took 48 bytes a pair).
-  std::unordered_set<uint64_t> tried;
-  auto first_try = [&](size_t i, size_t j) { return tried.insert(uint64_t(i) << 32 | uint64_t(j)).second; };  // i < j
-  auto test = [&](size_t i, size_t j) {
-    if (i > j) std::swap(i, j);
-    if (i == j || s[i]->rank == s[j]->rank || !first_try(i, j)) return;
-    const bool same_host = s[i]->clock_domain != 0 && s[i]->clock_domain == s[j]->clock_domain;
-    auto c = coincide(*s[i], *s[j], same_host ? opt.same_host_ns : opt.max_clock_error_ns, opt);
-    if (!c) return;
-    c->a = i, c->b = j;
-    (co_members(s[i]->rank, s[j]->rank) ? fallback : cands).push_back(std::move(*c));
-  };
-  // Comparing every pair is quadratic in the ranks. A job's pipelines repeat one pattern, so the
-  // rank distances of a few seed streams' best peers (found by a full search) say where to look
-  // for everyone else's; streams left with no candidate there get the full search.
-  const size_t seeds = std::min<size_t>(s.size(), 8);
-  std::set<int32_t> distances;
-  for (size_t k = 0; k < seeds; ++k) {
-    const size_t i = k * s.size() / seeds;
-    std::vector<const Cand*> mine;
-    const size_t before = cands.size();
-    for (size_t j = 0; j < s.size(); ++j) test(i, j);
-    for (size_t c = before; c < cands.size(); ++c) mine.push_back(&cands[c]);
-    std::sort(mine.begin(), mine.end(), [](auto* x, auto* y) { return std::tie(y->share, x->spread) < std::tie(x->share, y->spread); });
-    for (size_t m = 0; m < std::min<size_t>(2, mine.size()); ++m)
-      distances.insert(std::abs(s[mine[m]->a]->rank - s[mine[m]->b]->rank));
+  std::unordered_set<uint64_t> tried_;
+
+  bool co_members(int32_t x, int32_t y) {
+    const auto& gx = groups_of_[x];
+    for (size_t g : groups_of_[y])
+      if (gx.count(g)) return true;
+    return false;
   }
-  std::map<int32_t, std::vector<size_t>> of_rank;
-  for (size_t i = 0; i < s.size(); ++i) of_rank[s[i]->rank].push_back(i);
-  for (size_t i = 0; i < s.size(); ++i)
-    for (int32_t d : distances)
-      for (int32_t r : {s[i]->rank - d, s[i]->rank + d})
-        if (auto it = of_rank.find(r); it != of_rank.end())
-          for (size_t j : it->second) test(i, j);
-  // A stream with no good candidate there (none, or a chance coincidence) tries multiples of
-  // those distances: interleaved 1F1B's wrap-around link joins the last stage to the first,
-  // p - 1 stages away.
-  // Only multiples of the commonest good distance (adjacent stages): they keep the TP and DP
-  // position, so lock-stepped peers of other pipelines are not tried.
-  std::vector<uint8_t> good(s.size(), 0);
+  void at_rank(size_t i, int32_t r, std::vector<std::pair<size_t, size_t>>& batch) const {
+    if (auto it = of_rank_.find(r); it != of_rank_.end())
+      for (size_t j : it->second) batch.push_back({i, j});
+  }
+  // Tests the pairs not tried yet, in order; the candidates found join cands_ / fallback_ in that order.
+  void test(const std::vector<std::pair<size_t, size_t>>& batch) {
+    std::vector<std::pair<size_t, size_t>> todo;
+    for (auto [i, j] : batch) {
+      if (i > j) std::swap(i, j);
+      if (i != j && s_[i]->rank != s_[j]->rank && tried_.insert(uint64_t(i) << 32 | uint64_t(j)).second) todo.push_back({i, j});
+    }
+    std::vector<CandWire> mine;
+    for (size_t k = 0; k < todo.size(); ++k) {
+      if (!split_.mine(k)) continue;
+      const auto [i, j] = todo[k];
+      const bool same_host = s_[i]->clock_domain != 0 && s_[i]->clock_domain == s_[j]->clock_domain;
+      const auto c = coincide(*s_[i], *s_[j], same_host ? opt_.same_host_ns : opt_.max_clock_error_ns, opt_);
+      if (!c) continue;
+      CandWire w{k, c->offset, c->spread, c->count, c->share, 0, 0};
+      for (size_t x = 0; x < c->used_a.size(); ++x) w.used_a |= uint64_t(c->used_a[x] != 0) << x;
+      for (size_t x = 0; x < c->used_b.size(); ++x) w.used_b |= uint64_t(c->used_b[x] != 0) << x;
+      mine.push_back(w);
+    }
+    auto all = split_.gather(mine);
+    std::sort(all.begin(), all.end(), [](const CandWire& x, const CandWire& y) { return x.k < y.k; });
+    for (const auto& w : all) {
+      const auto [i, j] = todo.at(w.k);
+      Cand c{i, j, w.offset, w.spread, size_t(w.count), w.share, {}, {}};
+      c.used_a.resize(s_[i]->first_ends.size()), c.used_b.resize(s_[j]->first_ends.size());
+      for (size_t x = 0; x < c.used_a.size() && x < 64; ++x) c.used_a[x] = uint8_t(w.used_a >> x & 1);
+      for (size_t x = 0; x < c.used_b.size() && x < 64; ++x) c.used_b[x] = uint8_t(w.used_b >> x & 1);
+      (co_members(s_[i]->rank, s_[j]->rank) ? fallback_ : cands_).push_back(std::move(c));
+    }
+  }
+  std::set<int32_t> seed_distances();
+  void by_multiples();
+};
+
+// The rank distances of the seeds' best peers.
+std::set<int32_t> CandidateSearch::seed_distances() {
+  const size_t seeds = std::min<size_t>(s_.size(), 8);
+  std::vector<size_t> seed_of(s_.size(), SIZE_MAX);
+  for (size_t k = 0; k < seeds; ++k) seed_of[k * s_.size() / seeds] = k;
+  std::vector<std::vector<std::pair<size_t, size_t>>> mates(seeds);
+  if (by_buckets_) {
+    std::vector<const std::vector<int64_t>*> ends;
+    for (const auto* x : s_) ends.push_back(&x->first_ends);
+    for (const auto& [a, b] : candidate_pairs(ends, opt_.coherence_ns)) {
+      if (seed_of[a] != SIZE_MAX) mates[seed_of[a]].push_back({a, b});
+      if (seed_of[b] != SIZE_MAX) mates[seed_of[b]].push_back({b, a});
+    }
+  }
+  std::map<int32_t, int> seen_at;  // distance -> seeds whose best peers are there
+  for (size_t k = 0; k < seeds; ++k) {
+    const size_t i = k * s_.size() / seeds, before = cands_.size();
+    test(mates[k]);
+    const bool good_mate = by_buckets_ && std::any_of(cands_.begin() + long(before), cands_.end(), [](const Cand& c) { return c.share >= 0.5; });
+    if (!good_mate) {
+      std::vector<std::pair<size_t, size_t>> all;
+      for (size_t j = 0; j < s_.size(); ++j) all.push_back({i, j});
+      test(all);
+    }
+    std::vector<const Cand*> mine;
+    for (size_t c = before; c < cands_.size(); ++c) mine.push_back(&cands_[c]);
+    std::sort(mine.begin(), mine.end(), [](auto* x, auto* y) { return std::tie(y->share, x->spread) < std::tie(x->share, y->spread); });
+    for (size_t m = 0; m < std::min<size_t>(2, mine.size()); ++m) ++seen_at[std::abs(s_[mine[m]->a]->rank - s_[mine[m]->b]->rank)];
+  }
+  std::set<int32_t> distances;
+  for (const auto& [dist, seeds_seen] : seen_at)
+    if (!by_buckets_ || seeds_seen >= 2) distances.insert(dist);
+  if (distances.empty())
+    for (const auto& [dist, seeds_seen] : seen_at) distances.insert(dist);
+  return distances;
+}
+
+// A stream with no good candidate there (none, or a chance coincidence) tries multiples of those
+// distances: interleaved 1F1B's wrap-around link joins the last stage to the first, p - 1 stages
+// away. Only multiples of the commonest good distance (adjacent stages): they keep the TP and DP
+// position, so lock-stepped peers of other pipelines are not tried.
+void CandidateSearch::by_multiples() {
+  std::vector<uint8_t> good(s_.size(), 0);
   std::map<int32_t, int64_t> good_at;
-  for (const auto& c : cands)
-    if (c.share >= 0.5) good[c.a] = good[c.b] = 1, ++good_at[std::abs(s[c.a]->rank - s[c.b]->rank)];
+  for (const auto& c : cands_)
+    if (c.share >= 0.5) good[c.a] = good[c.b] = 1, ++good_at[std::abs(s_[c.a]->rank - s_[c.b]->rank)];
   int32_t d = 0;
   for (int64_t most = 0; auto [dist, n] : good_at)
     if (n > most) d = dist, most = n;
-  const int32_t top = of_rank.empty() ? 0 : of_rank.rbegin()->first;
-  for (size_t i = 0; i < s.size(); ++i)
+  const int32_t top = of_rank_.empty() ? 0 : of_rank_.rbegin()->first;
+  std::vector<std::pair<size_t, size_t>> batch;
+  for (size_t i = 0; i < s_.size(); ++i)
     if (!good[i])
-        for (int32_t k = 2; d > 0 && int64_t(k) * d <= top; ++k)
-          for (int32_t r : {s[i]->rank - k * d, s[i]->rank + k * d})
-            if (auto it = of_rank.find(r); it != of_rank.end())
-              for (size_t j : it->second) test(i, j);
-  std::vector<uint8_t> has(s.size(), 0);
-  for (const auto& c : cands) has[c.a] = has[c.b] = 1;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (!has[i])
-      for (size_t j = 0; j < s.size(); ++j) test(i, j);
+      for (int32_t k = 2; d > 0 && int64_t(k) * d <= top; ++k)
+        for (int32_t r : {s_[i]->rank - k * d, s_[i]->rank + k * d}) at_rank(i, r, batch);
+  test(batch);
 }
 
 // Links from the candidates, best first, each op to one peer.
@@ -195,9 +283,9 @@ std::vector<Communicator> accept_links(const std::vector<const StreamSummary*>& 
 }  // namespace
 
 std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
-                                    const CommunicatorOptions& opt) {
+                                    const CommunicatorOptions& opt, const WorkSplit& split) {
   std::vector<Cand> cands, fallback;
-  find_candidates(s, collectives, opt, cands, fallback);
+  CandidateSearch(s, collectives, opt, split, cands, fallback).run();
   return accept_links(s, cands, fallback, opt);
 }
 

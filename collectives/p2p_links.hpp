@@ -13,6 +13,7 @@
 namespace collectives {
 
 std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& streams,
-                                    const std::vector<Communicator>& collectives, const CommunicatorOptions& opt);
+                                    const std::vector<Communicator>& collectives, const CommunicatorOptions& opt,
+                                    const WorkSplit& split = {});
 
 }  // namespace collectives

@@ -129,7 +129,9 @@ Inferred infer_stage(Exchange& x, const std::vector<CrossRankInput>& local,
     }
   inf.streams = allgather_list(x, mine);
   timings().mark("exchange stream summaries");
-  inf.inference = c::infer_communicators(inf.streams, given);
+  // The pair scoring spread over the processes (every one gets the same communicators).
+  c::WorkSplit split{x.transport().rank(), x.size(), [&x](const std::string& mine) { return x.allgather(mine); }};
+  inf.inference = c::infer_communicators(inf.streams, given, {}, split);
   timings().mark("infer communicators");
   const auto& comms = inf.inference.comms;
   for (size_t ci = 0; ci < comms.size(); ++ci) {

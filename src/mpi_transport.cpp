@@ -103,7 +103,8 @@ class MpiTransport final : public Transport {
     size_t total = 0;
     auto displ = displacements(sizes, &total);
     std::vector<char> all(total + 1);
-    run(MPI_Iallgatherv(mine.data(), my, MPI_CHAR, all.data(), sizes.data(), displ.data(), MPI_CHAR, comm_, &req_));
+    run(MPI_Iallgatherv(mine.data(), my, MPI_CHAR, all.data(), sizes.data(), displ.data(), MPI_CHAR, comm_, &req_),
+        all.size() + mine.size());
     return split(all, sizes);
   }
 
@@ -117,7 +118,8 @@ class MpiTransport final : public Transport {
     for (int i = 0; i < n_; ++i)
       std::copy(to_each[size_t(i)].begin(), to_each[size_t(i)].end(), send.begin() + sdispl[size_t(i)]);
     run(MPI_Ialltoallv(send.data(), send_sizes.data(), sdispl.data(), MPI_CHAR, recv.data(), recv_sizes.data(),
-                       rdispl.data(), MPI_CHAR, comm_, &req_));
+                       rdispl.data(), MPI_CHAR, comm_, &req_),
+        send_total + recv_total);
     return split(recv, recv_sizes);
   }
 
@@ -128,7 +130,8 @@ class MpiTransport final : public Transport {
     size_t total = 0;
     std::vector<int> displ = me_ == root ? displacements(sizes, &total) : std::vector<int>(static_cast<size_t>(n_));
     std::vector<char> all(total + 1);
-    run(MPI_Igatherv(mine.data(), my, MPI_CHAR, all.data(), sizes.data(), displ.data(), MPI_CHAR, root, comm_, &req_));
+    run(MPI_Igatherv(mine.data(), my, MPI_CHAR, all.data(), sizes.data(), displ.data(), MPI_CHAR, root, comm_, &req_),
+        total + mine.size());
     return me_ == root ? split(all, sizes) : std::vector<std::string>{};
   }
 
@@ -136,7 +139,7 @@ class MpiTransport final : public Transport {
     uint64_t n = blob.size();
     run(MPI_Ibcast(&n, 1, MPI_UINT64_T, root, comm_, &req_));
     std::string out = me_ == root ? blob : std::string(size_t(n), '\0');
-    run(MPI_Ibcast(out.data(), count_of(size_t(n)), MPI_CHAR, root, comm_, &req_));
+    run(MPI_Ibcast(out.data(), count_of(size_t(n)), MPI_CHAR, root, comm_, &req_), size_t(n));
     return out;
   }
 
@@ -196,8 +199,12 @@ class MpiTransport final : public Transport {
     if (n > 0) run(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n), type, mpi_op(op), comm_, &req_));
   }
 
-  // Waits for the request just started, bounded in time (see the top of the file).
-  void run(int started) {
+  // Waits for the request just started, bounded in time (see the top of the file). `bytes`: what
+  // it moves here. A nonblocking collective only advances inside MPI calls, so while a transfer
+  // of that size may still be flowing the wait keeps testing and only yields the core (shared
+  // memory moves it in small fragments: with sleeps between tests 46 MB took 1 s); then it backs
+  // off into sleeps, the waiting of a process ahead of a slower one.
+  void run(int started, size_t bytes = 0) {
     if (started != MPI_SUCCESS) throw std::runtime_error("MPI: a collective could not be started");
     if (!watchdog_ || finished_) {
       MPI_Wait(&req_, MPI_STATUS_IGNORE);
@@ -205,6 +212,7 @@ class MpiTransport final : public Transport {
     }
     int done = 0;
     auto next_look = Clock::now();
+    const auto flowing = Clock::now() + std::chrono::microseconds(int64_t(bytes / 200));  // at >= 200 MB/s
     for (unsigned spin = 0;; ++spin) {
       MPI_Test(&req_, &done, MPI_STATUS_IGNORE);
       if (done) return;
@@ -214,7 +222,12 @@ class MpiTransport final : public Transport {
         next_look = now + std::chrono::milliseconds(20);
       }
       // Spin briefly (most waits are short), then sleep: oversubscribed processes share cores.
-      if (spin > 64) std::this_thread::sleep_for(std::chrono::microseconds(std::min(2000u, 10u * (spin - 64))));
+      if (bytes && Clock::now() < flowing) {
+        std::this_thread::yield();
+        spin = 0;
+      } else if (spin > 64) {
+        std::this_thread::sleep_for(std::chrono::microseconds(std::min(2000u, 10u * (spin - 64))));
+      }
     }
   }
 

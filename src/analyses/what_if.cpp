@@ -23,6 +23,7 @@
 #include "json_writer.hpp"
 #include "rows.hpp"
 #include "table_read.hpp"
+#include "timings.hpp"
 
 namespace straggler::analyses {
 namespace {
@@ -209,8 +210,10 @@ PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
       to[size_t(p)] = w.bytes();
     }
   }
+  timings().mark("what-if: plan and pack");
   const auto got = t.alltoall(to);
   to.clear();
+  timings().mark("what-if: send records");
   ByteWriter mine;
   if (!got.at(0).empty()) {
     ByteReader r(got[0]);
@@ -222,7 +225,9 @@ PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
       what_if_table().pack(mine, res.what_if), waterfall_table().pack(mine, res.waterfall);
     }
   }
+  timings().mark("what-if: replay own windows");
   const auto parts = t.gather(mine.bytes(), 0);
+  timings().mark("what-if: gather");
   ByteWriter w;
   PostMortem pm;
   if (t.rank() == 0) {

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/work_split.hpp"
+
 #include "collectives/nccl_kernel.hpp"
 #include "topology/layout.hpp"
 
@@ -117,9 +119,11 @@ struct CommunicatorInference {
 
 // Deterministic: every process computes the same result from the same summaries.
 // `hosts[r]` is the host index of rank r (-1: unknown), for the layout inference.
+// `split`: the pair scoring of large families and of p2p links spread over the processes (every
+// process calls it with the same streams and gets the same answer).
 CommunicatorInference infer_communicators(std::vector<StreamSummary> streams,
                                           const std::optional<topology::ParallelLayout>& given,
-                                          const CommunicatorOptions& opt = {});
+                                          const CommunicatorOptions& opt = {}, const WorkSplit& split = {});
 
 // Lock-step score of two fingerprints (exposed for tests): how far the difference of their k-th
 // end times strays from a straight line, in ns (0 when too short to tell).
