@@ -164,6 +164,10 @@ class File {
   void write_failed(const std::string& path);
   void write_any(const std::string& path, std::vector<uint64_t> dims, hid_t type, size_t elem,
                  const std::vector<uint64_t>& rows, const void* data, const char* units, const char* description);
+  // This process's rows (global row indices, in the order of `data`) of a [n x width] dataset.
+  void write_rows(hid_t dset, const std::string& path, uint64_t width, hid_t type, size_t elem,
+                  const std::vector<uint64_t>& rows, const void* data);
+  static constexpr size_t kChunkElements = size_t(1) << 16;  // elements selected per scattered write
   void write_blocks(const std::string& path, uint64_t n, hid_t type, size_t elem,
                     const std::vector<std::pair<uint64_t, uint64_t>>& blocks, const void* data, const char* units,
                     const char* description);
