@@ -50,10 +50,17 @@ std::vector<std::pair<uint32_t, uint32_t>> candidate_pairs(const std::vector<con
   }
   std::sort(keys.begin(), keys.end());
   std::vector<std::pair<uint32_t, uint32_t>> out;
+  size_t unique = 0;  // out[0, unique) sorted and unique: one group's pairs recur in every band
+  auto dedupe = [&] {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    unique = out.size();
+  };
   for (size_t lo = 0, hi = 0; lo < keys.size(); lo = hi) {
     while (hi < keys.size() && keys[hi].hash == keys[lo].hash) ++hi;
     for (size_t a = lo; a < hi; ++a)
       for (size_t b = a + 1; b < hi && b <= a + wide_bucket; ++b) out.push_back({keys[a].stream, keys[b].stream});
+    if (out.size() > 2 * unique + (size_t(1) << 20)) dedupe();  // bounded: at most ~3x the distinct pairs
   }
   for (uint32_t s : few)
     for (uint32_t t = 0; t < ends.size(); ++t)

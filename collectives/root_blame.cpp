@@ -1,6 +1,7 @@
 #include "collectives/root_blame.hpp"
 
 #include <algorithm>
+#include <span>
 #include <cstdint>
 #include <numeric>
 #include <tuple>
@@ -45,7 +46,7 @@ constexpr size_t kRootsKept = 8;
 struct OpView {
   const OpBlame& op;
   const std::vector<MemberArrival>& all;
-  const std::vector<uint32_t>& ids;  // indices into `all`
+  std::span<const uint32_t> ids;  // indices into `all`
   const MemberArrival& at(size_t i) const { return all[ids[i]]; }
 };
 
@@ -82,11 +83,19 @@ RootBlame root_blame(const BlameRecords& rec, int world) {
   RootBlame out;
   const size_t n = size_t(std::max(world, 0));
   out.direct_ns.assign(n, 0), out.propagated_ns.assign(n, 0), out.root_ns.assign(n, 0);
-  std::vector<std::vector<uint32_t>> members_of(rec.ops.size());
-  for (uint32_t i = 0; i < rec.members.size(); ++i) {
-    const auto& m = rec.members[i];
-    if (m.op < rec.ops.size() && m.rank >= 0 && size_t(m.rank) < n) members_of[m.op].push_back(i);
+  // Members by op (CSR, record order within an op): one allocation, not one per op.
+  std::vector<uint32_t> first(rec.ops.size() + 1, 0), member_ids;
+  auto valid = [&](const MemberArrival& m) { return m.op < rec.ops.size() && m.rank >= 0 && size_t(m.rank) < n; };
+  for (const auto& m : rec.members)
+    if (valid(m)) ++first[m.op + 1];
+  for (size_t o = 0; o < rec.ops.size(); ++o) first[o + 1] += first[o];
+  member_ids.resize(first.back());
+  {
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (uint32_t i = 0; i < rec.members.size(); ++i)
+      if (valid(rec.members[i])) member_ids[fill[rec.members[i].op]++] = i;
   }
+  auto members_of = [&](uint32_t op) { return std::span<const uint32_t>(member_ids.data() + first[op], first[op + 1] - first[op]); };
   // Ops in order of their last arrival (when their members leave): a rank's shifts come from the
   // ops it left before. A total order, so that the result does not depend on how communicators
   // spread over processes.
@@ -94,24 +103,25 @@ RootBlame root_blame(const BlameRecords& rec, int world) {
   std::iota(order.begin(), order.end(), 0u);
   auto key = [&](uint32_t i) {
     const auto& o = rec.ops[i];
-    const MemberArrival none{}, &m = members_of[i].empty() ? none : rec.members[members_of[i].front()];
+    const MemberArrival none{}, &m = members_of(i).empty() ? none : rec.members[members_of(i).front()];
     return std::make_tuple(o.last_arrival, o.last, o.lateness, o.blame, m.rank, m.arrival);
   };
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
   std::vector<Shift> shift(n);
   std::vector<std::pair<int32_t, double>> saved, leave_shift;
+  std::vector<int32_t> roots;
   for (uint32_t k : order) {
     const OpBlame& op = rec.ops[k];
-    if (op.last < 0 || size_t(op.last) >= n || members_of[k].empty()) continue;
-    const OpView v{op, rec.members, members_of[k]};
+    if (op.last < 0 || size_t(op.last) >= n || members_of(k).empty()) continue;
+    const OpView v{op, rec.members, members_of(k)};
     const size_t last = size_t(op.last);
     const double own = own_delay(v, shift);
     const double p = op.lateness > 0 ? 1 - own / double(op.lateness) : 0.0;
     out.direct_ns[last] += op.blame;
     out.propagated_ns[last] += p * op.blame;
     // Candidate roots: the last arriver and every root a member is shifted by.
-    std::vector<int32_t> roots{op.last};
-    for (uint32_t i : members_of[k])
+    roots.assign(1, op.last);
+    for (uint32_t i : members_of(k))
       for (const auto& e : shift[size_t(rec.members[i].rank)].by_root) roots.push_back(e.first);
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
@@ -131,7 +141,7 @@ RootBlame root_blame(const BlameRecords& rec, int world) {
     // Members of one collective leave together: they all carry the same shifts on.
     std::sort(leave_shift.begin(), leave_shift.end(), [](auto& a, auto& b) { return a.second > b.second; });
     if (leave_shift.size() > kRootsKept) leave_shift.resize(kRootsKept);
-    for (uint32_t i : members_of[k]) shift[size_t(rec.members[i].rank)].by_root = leave_shift;
+    for (uint32_t i : members_of(k)) shift[size_t(rec.members[i].rank)].by_root = leave_shift;
   }
   return out;
 }

@@ -257,16 +257,19 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   }
   summarize_clock(fit, res.clocks, inf, res.clock);
   apply_stats(rp.stats, res);
+  timings().mark("replay owned communicators");
   collect_desync(x, rp, inf, local, world, res);
+  timings().mark("desync");
   {
     auto gathered = std::make_shared<c::BlameRecords>();
     res.root_blame = root_blame_stage(x, rp.blame, world, *gathered);
     if (t.rank() == 0) res.op_records = std::move(gathered);
   }
+  timings().mark("root blame (process 0)");
   rp.blame = {};
   res.acc = std::move(rp.acc);
   merge_sums(t, res.acc, local);
-  timings().mark("replay and sums");
+  timings().mark("per-rank sums");
   judge(x, local, inf, res);
   res.bytes_exchanged = x.sent();
   res.bytes_exchanged_total = t.reduce(res.bytes_exchanged, Transport::Op::Sum);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <span>
 
 #include "analyses/builtin.hpp"
@@ -187,6 +188,42 @@ struct Wire<analyses::WindowShare> {
 
 namespace straggler::analyses {
 
+namespace {
+
+// Process 0: every other process's share, packed; its own windows in `own` (replayed from all
+// the records there, without a copy).
+std::vector<std::string> pack_shares(const CrossRankResults& x, const c::RecordIndex& index,
+                                     const std::vector<PostMortemWindow>& windows, int processes, WindowShare& own) {
+  auto to = std::vector<std::string>(size_t(processes));
+  const auto owner = window_owners(windows, processes);
+  for (int p = 0; p < processes; ++p) {
+    WindowShare share;
+    for (size_t k = 0; k < windows.size(); ++k)
+      if (owner[k] == p) share.ids.push_back(uint32_t(k)), share.windows.push_back(windows[k]);
+    if (p == 0) {
+      own = std::move(share);
+      continue;
+    }
+    share.records = records_for(*x.op_records, index, share.windows);
+    ByteWriter w;
+    put(w, share);
+    to[size_t(p)] = w.bytes();
+  }
+  return to;
+}
+
+// A share's windows replayed; their ids and results packed into `out`.
+void replay_share(Transport& t, const CrossRankResults& x, const c::BlameRecords& rec, const c::RecordIndex& index,
+                  const WindowShare& share, const std::vector<double>& work, ByteWriter& out) {
+  put(out, share.ids);
+  for (const auto& w : share.windows) {
+    const WindowResult res = replay_window(x, rec, index, w, work, [&t] { t.alive(); });
+    what_if_table().pack(out, res.what_if), waterfall_table().pack(out, res.waterfall);
+  }
+}
+
+}  // namespace
+
 PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
   // Each rank's compute time over its iterations (the stage balance), from the verdict's evidence.
   std::vector<double> work(x.acc.ops.size(), 0.0);
@@ -196,34 +233,24 @@ PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
   // Process 0 plans and sends each process its share; the replays run everywhere at once.
   std::vector<PostMortemWindow> windows;
   std::vector<std::string> to(size_t(t.size()));
+  std::optional<c::RecordIndex> index;
+  WindowShare own;
   if (t.rank() == 0 && x.op_records) {
     windows = post_mortem_windows(x);
-    const c::RecordIndex index(*x.op_records);
-    const auto owner = window_owners(windows, t.size());
-    for (int p = 0; p < t.size(); ++p) {
-      WindowShare share;
-      for (size_t k = 0; k < windows.size(); ++k)
-        if (owner[k] == p) share.ids.push_back(uint32_t(k)), share.windows.push_back(windows[k]);
-      share.records = records_for(*x.op_records, index, share.windows);
-      ByteWriter w;
-      put(w, share);
-      to[size_t(p)] = w.bytes();
-    }
+    index.emplace(*x.op_records);
+    to = pack_shares(x, *index, windows, t.size(), own);
   }
   timings().mark("what-if: plan and pack");
   const auto got = t.alltoall(to);
   to.clear();
   timings().mark("what-if: send records");
   ByteWriter mine;
-  if (!got.at(0).empty()) {
+  if (index) {
+    replay_share(t, x, *x.op_records, *index, own, work, mine);
+  } else if (!got.at(0).empty()) {
     ByteReader r(got[0]);
     const auto share = get<WindowShare>(r);
-    const c::RecordIndex index(share.records);
-    put(mine, share.ids);
-    for (const auto& w : share.windows) {
-      const WindowResult res = replay_window(x, share.records, index, w, work, [&t] { t.alive(); });
-      what_if_table().pack(mine, res.what_if), waterfall_table().pack(mine, res.waterfall);
-    }
+    replay_share(t, x, share.records, c::RecordIndex(share.records), share, work, mine);
   }
   timings().mark("what-if: replay own windows");
   const auto parts = t.gather(mine.bytes(), 0);
