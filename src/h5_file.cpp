@@ -34,6 +34,9 @@ File::File(Transport& t, const std::string& path, const std::string& shown)
     : t_(t), shown_(shown.empty() ? path : shown) {
   hid_t fapl = check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
   if (const MPI_Comm* comm = t.mpi_comm()) H5Pset_fapl_mpio(fapl, *comm, MPI_INFO_NULL);
+  // The 1.8 format or later: attributes over 64 KB go to dense storage (the hosts of a 64k-rank
+  // job are 8,192 names) instead of failing; every h5py and HDF5 since 1.8 reads it.
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
   file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   // MPI_File_open agrees on its outcome across the processes (ROMIO reduces the error code).

@@ -458,6 +458,23 @@ TEST(Hdf5File, OneProcessWriteFailureIsAgreedAtClose) {
   EXPECT_NE(what.find(bad ? "HDF5 write /x failed" : "failed on another process"), std::string::npos) << what;
 }
 
+// An attribute larger than HDF5's 64 KB compact limit (the hosts of a 64k-rank job) is written
+// and reads back.
+TEST(Hdf5File, LargeAttributeIsWritten) {
+  const fs::path dir = shared_dir("large-attribute");
+  std::vector<std::string> hosts;
+  for (int h = 0; h < 10000; ++h) hosts.push_back("node-" + std::to_string(h) + ".cluster.example");
+  {
+    h5::File f(world(), (dir / "x.h5").string());
+    f.attr("/", "hosts", hosts);
+    f.close();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  H5File f(dir / "x.h5");
+  ASSERT_GE(f.id, 0);
+  EXPECT_EQ(attr_strings(f.id, "/", "hosts"), hosts);
+}
+
 // The same rows give the same file content whatever the number of processes and the split.
 TEST(Hdf5Writer, SplitEqualsOneProcessRoundRobin) {
   const int n = nprocs();
