@@ -164,7 +164,9 @@ void PhaseReplay::run() {
     fall.fixes.push_back({"slow_link", label, {}, rows.back().step_ms, int32_t(li)});
   }
   const bool any_fix = !all.ranks.empty() || !all.comms.empty();
-  fall.fixed_ms = any_fix ? step_with(all) : w.step_ms;
+  // One straggler and no link: fixing all is fixing it, replayed just above.
+  const bool only_one = all.ranks.size() == 1 && all.comms.empty() && !fall.fixes.empty();
+  fall.fixed_ms = !any_fix ? w.step_ms : only_one ? fall.fixes.back().step_ms : step_with(all);
   if (rows_too && all.ranks.size() + (all.comms.empty() ? 0 : 1) > 1) {
     add(all.comms.empty() ? fmt::format("ranks {} at their peers' median", fmt::join(all.ranks, ", "))
                           : "every straggler and slow link fixed",
