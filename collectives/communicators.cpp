@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "common/groups.hpp"
 #include "ranks/histogram.hpp"
 #include "ranks/sat_math.hpp"
 #include "candidate_pairs.hpp"
@@ -115,7 +116,8 @@ std::vector<Scored> score_pairs(const Family& f, const std::vector<std::pair<uin
 // edges; every pair within each component of those edges is scored as in a small family. Clusters
 // only ever join across an edge, so pairs of different components (distinct groups near the
 // limit: their number grows with the square of the job) need no score. A stream with no candidate
-// within the limit is compared with every stream. The scoring is split over the processes.
+// within the limit is compared with the others in turn until one is. The scoring is split over
+// the processes.
 std::vector<Scored> near_pairs(const Family& f, const CommunicatorOptions& opt, const WorkSplit& split) {
   const size_t n = f.s.size();
   std::vector<Scored> out;
@@ -136,16 +138,11 @@ std::vector<Scored> near_pairs(const Family& f, const CommunicatorOptions& opt, 
         found.push_back({std::min(i, j), std::max(i, j), *sc});
         best[i] = std::min(best[i], *sc), best[j] = std::min(best[j], *sc);
       }
-  std::vector<size_t> parent(n);
-  std::iota(parent.begin(), parent.end(), size_t(0));
-  auto root = [&](size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  common::IndexGroups edges(n);
   for (const auto& p : found)
-    if (p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[p.i], best[p.j]))) parent[root(p.i)] = root(p.j);
+    if (p.score <= std::max(opt.floor_ns, opt.partner_factor * std::max(best[p.i], best[p.j]))) edges.join(p.i, p.j);
   std::vector<std::vector<uint32_t>> comps(n);
-  for (uint32_t i = 0; i < n; ++i) comps[root(i)].push_back(i);  // ascending within each
+  for (uint32_t i = 0; i < n; ++i) comps[edges.find(i)].push_back(i);  // ascending within each
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (const auto& c : comps)
     for (size_t a = 0; a < c.size(); ++a)

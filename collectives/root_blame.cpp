@@ -1,10 +1,12 @@
 #include "collectives/root_blame.hpp"
 
 #include <algorithm>
-#include <span>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <tuple>
+
+#include "common/csr.hpp"
 
 namespace collectives {
 
@@ -83,19 +85,12 @@ RootBlame root_blame(const BlameRecords& rec, int world) {
   RootBlame out;
   const size_t n = size_t(std::max(world, 0));
   out.direct_ns.assign(n, 0), out.propagated_ns.assign(n, 0), out.root_ns.assign(n, 0);
-  // Members by op (CSR, record order within an op): one allocation, not one per op.
-  std::vector<uint32_t> first(rec.ops.size() + 1, 0), member_ids;
-  auto valid = [&](const MemberArrival& m) { return m.op < rec.ops.size() && m.rank >= 0 && size_t(m.rank) < n; };
-  for (const auto& m : rec.members)
-    if (valid(m)) ++first[m.op + 1];
-  for (size_t o = 0; o < rec.ops.size(); ++o) first[o + 1] += first[o];
-  member_ids.resize(first.back());
-  {
-    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
-    for (uint32_t i = 0; i < rec.members.size(); ++i)
-      if (valid(rec.members[i])) member_ids[fill[rec.members[i].op]++] = i;
-  }
-  auto members_of = [&](uint32_t op) { return std::span<const uint32_t>(member_ids.data() + first[op], first[op + 1] - first[op]); };
+  // Members by op (record order within an op), those of ranks in the world.
+  const common::Csr by_op = common::group_by(rec.members.size(), rec.ops.size(), [&](size_t i) {
+    const auto& m = rec.members[i];
+    return m.rank >= 0 && size_t(m.rank) < n ? size_t(m.op) : SIZE_MAX;
+  });
+  auto members_of = [&](uint32_t op) { return by_op.of(op); };
   // Ops in order of their last arrival (when their members leave): a rank's shifts come from the
   // ops it left before. A total order, so that the result does not depend on how communicators
   // spread over processes.

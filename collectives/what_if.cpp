@@ -419,33 +419,23 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
 }
 
 RecordIndex::RecordIndex(const BlameRecords& r) {
-  // Members by op (stable: record order within an op; the records hold them so already).
-  member_first_.assign(r.ops.size() + 1, 0);
-  for (const auto& m : r.members)
-    if (m.op < r.ops.size()) ++member_first_[m.op + 1];
-  for (size_t o = 0; o < r.ops.size(); ++o) member_first_[o + 1] += member_first_[o];
-  member_order_.resize(member_first_.back());
-  std::vector<uint32_t> fill(member_first_.begin(), member_first_.end() - 1);
-  for (uint32_t k = 0; k < r.members.size(); ++k)
-    if (r.members[k].op < r.ops.size()) member_order_[fill[r.members[k].op]++] = k;
-  // Ops by iteration (an index of the op's last arriver's iterations: at most its count, or -1).
+  // Members by op (record order within an op); ops by iteration (an index of the op's last
+  // arriver's iterations: at most its count, or -1).
+  members_ = common::group_by(r.members.size(), r.ops.size(), [&](size_t k) { return size_t(r.members[k].op); });
   int32_t hi = 0;
   lowest_ = 0;
   for (const auto& o : r.ops) lowest_ = std::min(lowest_, o.iteration), hi = std::max(hi, o.iteration);
-  iteration_first_.assign(size_t(int64_t(hi) - lowest_ + 2), 0);
-  for (const auto& o : r.ops) ++iteration_first_[size_t(int64_t(o.iteration) - lowest_ + 1)];
-  for (size_t i = 1; i < iteration_first_.size(); ++i) iteration_first_[i] += iteration_first_[i - 1];
-  by_iteration_.resize(iteration_first_.back());
-  fill.assign(iteration_first_.begin(), iteration_first_.end() - 1);
-  for (uint32_t i = 0; i < r.ops.size(); ++i) by_iteration_[fill[size_t(int64_t(r.ops[i].iteration) - lowest_)]++] = i;
+  by_iteration_ = common::group_by(r.ops.size(), size_t(int64_t(hi) - lowest_ + 1),
+                                   [&](size_t i) { return size_t(int64_t(r.ops[i].iteration) - lowest_); });
 }
 
 std::vector<uint32_t> RecordIndex::ops_in(int32_t first, int32_t end) const {
-  const int64_t slots = int64_t(iteration_first_.size()) - 1;
+  const auto& f = by_iteration_.first;
+  const int64_t slots = int64_t(f.size()) - 1;
   const int64_t a = std::clamp<int64_t>(int64_t(first) - lowest_, 0, slots), b = std::clamp<int64_t>(int64_t(end) - lowest_, 0, slots);
   std::vector<uint32_t> out;
   if (a >= b) return out;
-  out.assign(by_iteration_.begin() + iteration_first_[size_t(a)], by_iteration_.begin() + iteration_first_[size_t(b)]);
+  out.assign(by_iteration_.ids.begin() + f[size_t(a)], by_iteration_.ids.begin() + f[size_t(b)]);
   std::sort(out.begin(), out.end());
   return out;
 }

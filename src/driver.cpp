@@ -14,6 +14,7 @@
 #include <set>
 
 #include "analysis.hpp"
+#include "common/balance.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "hdf5_writer.hpp"
@@ -127,17 +128,9 @@ ranks::Discovery discover_everywhere(Transport& t, const Options& opt) {
 
 // Largest files first, each to the least-loaded process: same answer on every process.
 std::vector<int> assign_files(const std::vector<ranks::ProfileFile>& files, int nproc) {
-  std::vector<size_t> order(files.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return files[a].size > files[b].size; });
-  std::vector<int64_t> load(size_t(nproc), 0);
-  std::vector<int> owner(files.size());
-  for (size_t f : order) {
-    size_t p = size_t(std::min_element(load.begin(), load.end()) - load.begin());
-    owner[f] = int(p);
-    load[p] += std::max<int64_t>(files[f].size, 1);
-  }
-  return owner;
+  std::vector<int64_t> size;
+  for (const auto& f : files) size.push_back(std::max<int64_t>(f.size, 1));
+  return common::largest_first(size, nproc);
 }
 
 int64_t hang_margin_ns(const Options& opt) { return int64_t(opt.hang_margin_s * 1e9); }

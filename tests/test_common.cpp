@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "common/atomic_file.hpp"
+#include "common/balance.hpp"
+#include "common/csr.hpp"
+#include "common/groups.hpp"
 #include "common/errors.hpp"
 #include "common/stats.hpp"
 #include "common/text.hpp"
@@ -109,4 +112,30 @@ TEST(Errors, ExitStatusesInOnePlace) {
   EXPECT_EQ(common::exit_status_of(common::OutputError("x")), common::ExitStatus::Failed);
   EXPECT_EQ(common::exit_status_of(std::logic_error("x")), common::ExitStatus::Failed);
   EXPECT_EQ(common::code(common::ExitStatus::Usage), 2);
+}
+
+// Items by group, in their order within a group; items of no group left out.
+TEST(Csr, GroupByKeepsOrderAndLeavesOut) {
+  const std::vector<size_t> group{2, 0, 2, 9, 1, 0};
+  const auto c = common::group_by(group.size(), 3, [&](size_t i) { return group[i]; });
+  EXPECT_EQ(std::vector<uint32_t>(c.of(0).begin(), c.of(0).end()), (std::vector<uint32_t>{1, 5}));
+  EXPECT_EQ(std::vector<uint32_t>(c.of(1).begin(), c.of(1).end()), (std::vector<uint32_t>{4}));
+  EXPECT_EQ(std::vector<uint32_t>(c.of(2).begin(), c.of(2).end()), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(c.ids.size(), 5u);
+}
+
+// The costliest first to the least loaded; ties to the first worker.
+TEST(Balance, LargestFirstToTheLeastLoaded) {
+  EXPECT_EQ(common::largest_first(std::vector<int>{5, 9, 4, 3}, 2), (std::vector<int>{1, 0, 1, 0}));
+  EXPECT_EQ(common::largest_first(std::vector<double>{1, 1}, 1), (std::vector<int>{0, 0}));
+  EXPECT_EQ(common::largest_first(std::vector<int>{}, 4), std::vector<int>{});
+}
+
+TEST(Groups, IndexGroupsJoinChains) {
+  common::IndexGroups g(6);
+  g.join(0, 1), g.join(1, 2), g.join(4, 5);
+  EXPECT_EQ(g.find(0), g.find(2));
+  EXPECT_EQ(g.find(4), g.find(5));
+  EXPECT_NE(g.find(0), g.find(4));
+  EXPECT_NE(g.find(3), g.find(0));
 }

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <optional>
 #include <span>
 
@@ -16,6 +15,7 @@
 #include "analyses/waterfall.hpp"
 #include "analyses/what_if.hpp"
 #include "collectives/what_if.hpp"
+#include "common/balance.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 #include "cross_stages.hpp"
@@ -136,17 +136,9 @@ struct WindowShare {
 // Windows to processes, the costliest first to the least loaded (a window's cost: the iterations
 // it replays, the lead-in included, times its replays); the same on every process.
 std::vector<int> window_owners(const std::vector<PostMortemWindow>& windows, int processes) {
-  std::vector<size_t> order(windows.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  auto cost = [&](size_t k) { return double(windows[k].end - windows[k].first + 1) * (windows[k].iteration ? 4 : 6); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
-  std::vector<double> load(size_t(std::max(processes, 1)), 0.0);
-  std::vector<int> owner(windows.size(), 0);
-  for (size_t k : order) {
-    const size_t p = size_t(std::min_element(load.begin(), load.end()) - load.begin());
-    owner[k] = int(p), load[p] += cost(k);
-  }
-  return owner;
+  std::vector<double> cost;
+  for (const auto& w : windows) cost.push_back(double(w.end - w.first + 1) * (w.iteration ? 4 : 6));
+  return common::largest_first(cost, processes);
 }
 
 // The records of the windows' iterations (and each one's lead-in), in record order.

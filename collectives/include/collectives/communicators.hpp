@@ -22,9 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/work_split.hpp"
-
 #include "collectives/nccl_kernel.hpp"
+#include "collectives/work_split.hpp"
 #include "topology/layout.hpp"
 
 namespace collectives {
@@ -87,11 +86,11 @@ struct CommunicatorOptions {
   int64_t max_clock_error_ns = 50'000'000;  // NTP error bound when pairing p2p ops across hosts
   int64_t partner_factor = 3;        // a lock-step edge: within this factor of the pair's best partner score
   int64_t cluster_edge_percent = 90;  // clusters join when this share of their cross pairs are edges
-  int64_t chance_link_percent = 10;
+  int64_t chance_link_percent = 10;  // p2p links fitting no pipeline of the layout are dropped up to this share
   // A family of more streams than this is scored through candidate pairs (candidate_pairs.hpp),
   // not every pair: the same near pairs wherever a group's members share a bucket, which they do
   // with near certainty; below it every pair is scored (cheap, and exact by construction).
-  size_t exact_family_streams = 512;  // p2p links fitting no pipeline of the layout are dropped up to this share
+  size_t exact_family_streams = 512;
   // p2p links (p2p_links.hpp): the ends of one op coincide within p2p_window_ns (real pairs
   // ~10 us); a link needs p2p_min_ops coinciding ops, at least p2p_min_percent of the fewer
   // overlapping ops of its two streams, and at most p2p_max_clash_percent of them claimed by an

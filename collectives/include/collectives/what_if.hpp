@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "collectives/root_blame.hpp"
+#include "common/csr.hpp"
 
 namespace collectives {
 
@@ -52,14 +53,12 @@ class RecordIndex {
   // Ops whose iteration index is in [first, end), in record order.
   std::vector<uint32_t> ops_in(int32_t first, int32_t end) const;
   // Indices into records.members of one op's members, in record order.
-  std::span<const uint32_t> members_of(uint32_t op) const {
-    return {member_order_.data() + member_first_[op], member_first_[op + 1] - member_first_[op]};
-  }
+  std::span<const uint32_t> members_of(uint32_t op) const { return members_.of(op); }
 
  private:
-  int32_t lowest_ = 0;  // iteration of by_iteration_ slot 0
-  std::vector<uint32_t> iteration_first_, by_iteration_;  // CSR: iteration - lowest_ -> ops
-  std::vector<uint32_t> member_first_, member_order_;     // CSR: op -> members
+  int32_t lowest_ = 0;         // the iteration of group 0 of by_iteration_
+  common::Csr by_iteration_;   // iteration - lowest_ -> ops
+  common::Csr members_;        // op -> members
 };
 
 struct WhatIfInputs {
