@@ -142,23 +142,39 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
   c::number_in_pipeline_group(res.desync, inf.inference.comms);
 }
 
-c::RootBlame root_blame_stage(Exchange& x, const c::BlameRecords& mine, int world, c::BlameRecords& all) {
+void gather_op_records(Exchange& x, c::BlameRecords&& mine, c::BlameRecords& all) {
+  const bool root = x.transport().rank() == 0;
   std::vector<std::string> to(size_t(x.size()));
-  to[0] = pack_list(std::vector<c::BlameRecords>{mine});
+  if (!root) to[0] = pack_list(std::vector<c::BlameRecords>{mine});
   const auto got = x.alltoall(to);
   all = {};
-  if (x.transport().rank() == 0)
-    for (const auto& blob : got) {
+  if (root) {
+    all = std::move(mine);  // its own first, as a copy through the exchange would put them
+    for (size_t p = 1; p < got.size(); ++p) {
       std::vector<c::BlameRecords> part;
-      unpack_list(blob, part);
+      unpack_list(got[p], part);
       for (const auto& r : part) {
         const uint32_t base = uint32_t(all.ops.size());
         all.ops.insert(all.ops.end(), r.ops.begin(), r.ops.end());
         for (auto m : r.members) m.op += base, all.members.push_back(m);
       }
     }
+  }
+  mine = {};
   x.transport().alive();
-  c::RootBlame rb = x.transport().rank() == 0 ? c::root_blame(all, world) : c::RootBlame{};
+}
+
+double root_blame_cost(const c::BlameRecords* records) {
+  if (!records) return 0;
+  int32_t iterations = 0;
+  for (const auto& o : records->ops) iterations = std::max(iterations, o.iteration + 1);
+  // Measured at 512 ranks: following the chains of N iterations takes about as long as
+  // replaying N * kPerIteration window units (analyses::window_cost).
+  constexpr double kPerIteration = 2.5;
+  return kPerIteration * double(iterations);
+}
+
+c::RootBlame share_root_blame(Exchange& x, c::RootBlame rb, int world) {
   for (auto* v : {&rb.direct_ns, &rb.propagated_ns, &rb.root_ns}) {
     v->resize(size_t(world), 0.0);
     allreduce_sum(x.transport(), *v);

@@ -262,10 +262,10 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   timings().mark("desync");
   {
     auto gathered = std::make_shared<c::BlameRecords>();
-    res.root_blame = root_blame_stage(x, rp.blame, world, *gathered);
+    gather_op_records(x, std::move(rp.blame), *gathered);
     if (t.rank() == 0) res.op_records = std::move(gathered);
   }
-  timings().mark("root blame (process 0)");
+  timings().mark("gather op records (process 0)");
   rp.blame = {};
   res.acc = std::move(rp.acc);
   merge_sums(t, res.acc, local);
@@ -274,10 +274,17 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   res.bytes_exchanged = x.sent();
   res.bytes_exchanged_total = t.reduce(res.bytes_exchanged, Transport::Op::Sum);
   timings().mark("evidence and verdict");
+  // Root blame feeds the rank rows only: process 0 follows its chains beside its what-if windows.
+  c::RootBlame blame;
+  std::function<void()> blame_task;
+  if (res.op_records) blame_task = [&] { blame = c::root_blame(*res.op_records, world); };
   // The verdict's costs are what fixing each problem buys: the what-if replay's (docs/costs.md).
-  auto pm = std::make_shared<analyses::PostMortem>(analyses::shared_post_mortem(t, res));
+  auto pm = std::make_shared<analyses::PostMortem>(
+      analyses::shared_post_mortem(t, res, blame_task, root_blame_cost(res.op_records.get())));
   analyses::charge_costs(*pm, res.verdict);
   res.post_mortem = std::move(pm);
+  res.root_blame = share_root_blame(x, std::move(blame), world);
+  timings().mark("root blame to every process");
   timings().mark("what-if replay");
   return res;
 }

@@ -109,11 +109,14 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
 void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const std::vector<CrossRankInput>& local,
                     int world, CrossRankResults& res);
 
-// 5b. Root blame (collectives/root_blame.hpp) of every rank, the same on every process: the op
-// records go to process 0, which follows the chains in time order. Process 0 keeps them in
-// `gathered` (the what-if replay, collectives/what_if.hpp, runs on them after the verdict).
-collectives::RootBlame root_blame_stage(Exchange& x, const collectives::BlameRecords& mine, int world,
-                                        collectives::BlameRecords& gathered);
+// 5b. Every op record (collectives/root_blame.hpp) to process 0, kept there in `gathered`: root
+// blame follows the chains in time order, and the what-if replay (collectives/what_if.hpp) runs
+// on them after the verdict.
+void gather_op_records(Exchange& x, collectives::BlameRecords&& mine, collectives::BlameRecords& gathered);
+// Root blame's share of the post-mortem's work on process 0, in window units (what_if.hpp).
+double root_blame_cost(const collectives::BlameRecords* records);
+// Process 0's root blame (empty elsewhere) on every process.
+collectives::RootBlame share_root_blame(Exchange& x, collectives::RootBlame rb, int world);
 
 // 6.
 void merge_sums(Transport& t, collectives::RankAccumulator& acc, const std::vector<CrossRankInput>& local);

@@ -15,6 +15,7 @@
 
 #include "analysis.hpp"
 #include "common/balance.hpp"
+#include "common/tasks.hpp"
 #include "cross_rank.hpp"
 #include "exchange.hpp"
 #include "hdf5_writer.hpp"
@@ -166,6 +167,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
   mopt.top_kernels = opt.top_kernels;
   const auto owner = assign_files(d.files, t.size());
   ranks::set_reader_threads(cores_of_process(t));
+  common::set_process_threads(cores_of_process(t));
   LocalRead local;
   for (size_t f = 0; f < d.files.size(); ++f) {
     if (owner[f] != t.rank()) continue;

@@ -2,6 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <thread>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +19,7 @@
 #include "common/groups.hpp"
 #include "common/errors.hpp"
 #include "common/stats.hpp"
+#include "common/tasks.hpp"
 #include "common/text.hpp"
 
 namespace fs = std::filesystem;
@@ -129,6 +135,33 @@ TEST(Balance, LargestFirstToTheLeastLoaded) {
   EXPECT_EQ(common::largest_first(std::vector<int>{5, 9, 4, 3}, 2), (std::vector<int>{1, 0, 1, 0}));
   EXPECT_EQ(common::largest_first(std::vector<double>{1, 1}, 1), (std::vector<int>{0, 0}));
   EXPECT_EQ(common::largest_first(std::vector<int>{}, 4), std::vector<int>{});
+  // Worker 0 already busy (process 0's root blame): the largest item goes to worker 1.
+  EXPECT_EQ(common::largest_first(std::vector<int>{5, 9, 4, 3}, 2, {10, 0}), (std::vector<int>{1, 1, 0, 0}));
+}
+
+// Every task runs once on up to the threads asked; the heartbeat only on the calling thread; the
+// first failure comes back after all stopped.
+TEST(Tasks, EveryTaskOnceHeartbeatOnTheCaller) {
+  for (int threads : {1, 2, 4}) {
+    std::vector<std::atomic<int>> ran(50);
+    std::vector<std::function<void()>> tasks;
+    for (size_t k = 0; k < ran.size(); ++k)
+      tasks.push_back([&, k] {
+        ++ran[k];
+        std::this_thread::sleep_for(std::chrono::milliseconds(k % 3));
+      });
+    const auto caller = std::this_thread::get_id();
+    int beats = 0, off_caller = 0;
+    common::run_tasks(tasks, threads, [&] { ++beats, off_caller += std::this_thread::get_id() != caller; },
+                      std::chrono::milliseconds(1));
+    for (const auto& r : ran) EXPECT_EQ(r.load(), 1);
+    EXPECT_GT(beats, 0);
+    EXPECT_EQ(off_caller, 0);
+  }
+  std::atomic<int> after{0};
+  std::vector<std::function<void()>> failing{[] { throw std::runtime_error("task 0 failed"); }, [&] { ++after; }};
+  EXPECT_THROW(common::run_tasks(failing, 2), std::runtime_error);
+  common::run_tasks({}, 4);  // nothing to do: returns
 }
 
 TEST(Groups, IndexGroupsJoinChains) {

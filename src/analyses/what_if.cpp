@@ -10,12 +10,14 @@
 #include <cmath>
 #include <optional>
 #include <span>
+#include <thread>
 
 #include "analyses/builtin.hpp"
 #include "analyses/waterfall.hpp"
 #include "analyses/what_if.hpp"
 #include "collectives/what_if.hpp"
 #include "common/balance.hpp"
+#include "common/tasks.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 #include "cross_stages.hpp"
@@ -123,6 +125,8 @@ PostMortem load_post_mortem(const std::string& h5) {
   return pm;
 }
 
+double window_cost(const PostMortemWindow& w) { return double(w.end - w.first + 1) * (w.iteration ? 4 : 6); }
+
 namespace {
 
 // What process 0 sends each process: its windows (indexes into the list) and the op records of
@@ -134,23 +138,35 @@ struct WindowShare {
 };
 
 // Windows to processes, the costliest first to the least loaded (a window's cost: the iterations
-// it replays, the lead-in included, times its replays); the same on every process.
-std::vector<int> window_owners(const std::vector<PostMortemWindow>& windows, int processes) {
-  std::vector<double> cost;
-  for (const auto& w : windows) cost.push_back(double(w.end - w.first + 1) * (w.iteration ? 4 : 6));
-  return common::largest_first(cost, processes);
+// it replays, the lead-in included, times its replays).
+// `load_0`: work process 0 does beside its windows, in window_cost's units.
+std::vector<int> window_owners(const std::vector<PostMortemWindow>& windows, int processes, double load_0) {
+  std::vector<double> cost, load(size_t(std::max(processes, 1)), 0.0);
+  for (const auto& w : windows) cost.push_back(window_cost(w));
+  load[0] = load_0;
+  return common::largest_first(cost, processes, load);
 }
 
 // The records of the windows' iterations (and each one's lead-in), in record order.
 c::BlameRecords records_for(const c::BlameRecords& all, const c::RecordIndex& index, const std::vector<PostMortemWindow>& ws) {
+  // One pass over the records with the wanted iterations marked: a process's windows often span
+  // nearly all of them, and per-window lists merged by sorting cost more than the copy.
+  if (ws.empty()) return {};
+  std::vector<uint8_t> wanted;
+  int64_t lowest = INT64_MAX;
+  for (const auto& w : ws) lowest = std::min<int64_t>(lowest, int64_t(w.first) - 1);
+  for (const auto& w : ws)
+    for (int64_t i = int64_t(w.first) - 1; i < int64_t(w.end); ++i) {
+      if (size_t(i - lowest) >= wanted.size()) wanted.resize(size_t(i - lowest) + 1, 0);
+      wanted[size_t(i - lowest)] = 1;
+    }
   std::vector<uint32_t> ops;
-  for (const auto& w : ws) {
-    const auto part = index.ops_in(w.first - 1, w.end);
-    ops.insert(ops.end(), part.begin(), part.end());
+  for (uint32_t o = 0; o < all.ops.size(); ++o) {
+    const int64_t slot = int64_t(all.ops[o].iteration) - lowest;
+    if (slot >= 0 && size_t(slot) < wanted.size() && wanted[size_t(slot)]) ops.push_back(o);
   }
-  std::sort(ops.begin(), ops.end());
-  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   c::BlameRecords out;
+  out.ops.reserve(ops.size());
   for (uint32_t o : ops) {
     const uint32_t id = uint32_t(out.ops.size());
     out.ops.push_back(all.ops[o]);
@@ -185,9 +201,10 @@ namespace {
 // Process 0: every other process's share, packed; its own windows in `own` (replayed from all
 // the records there, without a copy).
 std::vector<std::string> pack_shares(const CrossRankResults& x, const c::RecordIndex& index,
-                                     const std::vector<PostMortemWindow>& windows, int processes, WindowShare& own) {
+                                     const std::vector<PostMortemWindow>& windows, int processes, double load_0,
+                                     WindowShare& own) {
   auto to = std::vector<std::string>(size_t(processes));
-  const auto owner = window_owners(windows, processes);
+  const auto owner = window_owners(windows, processes, load_0);
   for (int p = 0; p < processes; ++p) {
     WindowShare share;
     for (size_t k = 0; k < windows.size(); ++k)
@@ -204,19 +221,30 @@ std::vector<std::string> pack_shares(const CrossRankResults& x, const c::RecordI
   return to;
 }
 
-// A share's windows replayed; their ids and results packed into `out`.
+// A share's windows replayed (beside `also`, process 0's other work) on the process's threads;
+// their ids and results packed into `out`. Only the calling thread talks to the transport.
 void replay_share(Transport& t, const CrossRankResults& x, const c::BlameRecords& rec, const c::RecordIndex& index,
-                  const WindowShare& share, const std::vector<double>& work, ByteWriter& out) {
+                  const WindowShare& share, const std::vector<double>& work, const std::function<void()>& also,
+                  ByteWriter& out) {
+  std::vector<WindowResult> res(share.windows.size());
+  std::vector<std::function<void()>> tasks;
+  if (also) tasks.push_back(also);
+  // After each replay a sign of life, from the calling thread only (MPI stays on one thread).
+  const auto caller = std::this_thread::get_id();
+  const std::function<void()> progress = [&t, caller] {
+    if (std::this_thread::get_id() == caller) t.alive();
+  };
+  for (size_t k = 0; k < share.windows.size(); ++k)
+    tasks.push_back([&, k] { res[k] = replay_window(x, rec, index, share.windows[k], work, progress); });
+  common::run_tasks(tasks, common::process_threads(), [&t] { t.alive(); });
   put(out, share.ids);
-  for (const auto& w : share.windows) {
-    const WindowResult res = replay_window(x, rec, index, w, work, [&t] { t.alive(); });
-    what_if_table().pack(out, res.what_if), waterfall_table().pack(out, res.waterfall);
-  }
+  for (const auto& r : res) what_if_table().pack(out, r.what_if), waterfall_table().pack(out, r.waterfall);
 }
 
 }  // namespace
 
-PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
+PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x, const std::function<void()>& also_on_0,
+                              double also_cost) {
   // Each rank's compute time over its iterations (the stage balance), from the verdict's evidence.
   std::vector<double> work(x.acc.ops.size(), 0.0);
   for (size_t k = 0; k < x.evidence_ranks.size() && k < x.compute_ms.size(); ++k)
@@ -230,7 +258,7 @@ PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
   if (t.rank() == 0 && x.op_records) {
     windows = post_mortem_windows(x);
     index.emplace(*x.op_records);
-    to = pack_shares(x, *index, windows, t.size(), own);
+    to = pack_shares(x, *index, windows, t.size(), also_on_0 ? also_cost : 0.0, own);
   }
   timings().mark("what-if: plan and pack");
   const auto got = t.alltoall(to);
@@ -238,12 +266,13 @@ PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x) {
   timings().mark("what-if: send records");
   ByteWriter mine;
   if (index) {
-    replay_share(t, x, *x.op_records, *index, own, work, mine);
+    replay_share(t, x, *x.op_records, *index, own, work, also_on_0, mine);
   } else if (!got.at(0).empty()) {
     ByteReader r(got[0]);
     const auto share = get<WindowShare>(r);
-    replay_share(t, x, share.records, c::RecordIndex(share.records), share, work, mine);
+    replay_share(t, x, share.records, c::RecordIndex(share.records), share, work, {}, mine);
   }
+  if (t.rank() == 0 && !index && also_on_0) also_on_0();
   timings().mark("what-if: replay own windows");
   const auto parts = t.gather(mine.bytes(), 0);
   timings().mark("what-if: gather");

@@ -84,8 +84,13 @@ PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& wor
 // Collective: the post-mortem's windows spread over the processes (process 0, where the op
 // records are, sends each the records of its windows' iterations), the results gathered on
 // process 0 in window order and given to every process. Called by run_cross_rank once the
-// verdict is decided.
-PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x);
+// verdict is decided. `also_on_0`: other work process 0 does beside its windows (on its threads),
+// costing `also_cost` in window_cost's units (the windows are shared out around it).
+PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x, const std::function<void()>& also_on_0 = {},
+                              double also_cost = 0);
+// A window's share of the post-mortem's work: the iterations it replays, the lead-in included,
+// times its replays (about 5 ms a unit at 512 ranks).
+double window_cost(const PostMortemWindow& w);
 // The post-mortem a saved scan holds (src/scan_load.cpp, the analysis's load()).
 PostMortem load_post_mortem(const std::string& h5);
 // The cost of each problem (docs/costs.md): a straggler's or slow link's part of the last phase's

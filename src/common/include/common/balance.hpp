@@ -9,12 +9,13 @@
 
 namespace common {
 
+// `load`: what each worker already has (empty: nothing).
 template <class Cost>
-std::vector<int> largest_first(const std::vector<Cost>& cost, int workers) {
+std::vector<int> largest_first(const std::vector<Cost>& cost, int workers, std::vector<Cost> load = {}) {
   std::vector<size_t> order(cost.size());
   std::iota(order.begin(), order.end(), size_t(0));
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
-  std::vector<Cost> load(size_t(std::max(workers, 1)), Cost{});
+  load.resize(size_t(std::max(workers, 1)), Cost{});
   std::vector<int> owner(cost.size(), 0);
   for (size_t k : order) {
     const size_t w = size_t(std::min_element(load.begin(), load.end()) - load.begin());
