@@ -1,10 +1,8 @@
 #include "collectives/what_if.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <tuple>
 
@@ -14,151 +12,239 @@ namespace collectives {
 
 namespace {
 
+constexpr uint32_t kNone = 0xffffffffu;  // no entry, no op; as a stream: p2p links sharing streams
+
 struct OpNode {
   double last = 0, transfer = 0;  // last arrival; end - last arrival (never negative here)
+  uint64_t family = 0;            // its communicator's
   uint32_t comm = 0, seq = 0;
-  uint32_t first = 0, count = 0;  // its members: entries by_op[first, first + count)
+  uint32_t first = 0, count = 0;  // its members: entries [first, first + count) (added op by op)
+  uint32_t like = 0;              // its like (family, seq): a group of likes
   bool window = true;             // in the window (else the lead-in)
-  uint32_t like_first = 0, like_count = 0;  // its like (family, seq): likes[first, first + count)
+  bool p2p = false;               // on a p2p link
+  double end() const { return last + transfer; }
 };
 
 struct Entry {  // one member's arrival at one op
+  double arrival = 0, gap = 0, lead = 0;
+  int64_t launch = 0;  // on the rank's own clock: only compared with its other launches
   int32_t rank = -1;
   uint32_t op = 0;
-  uint32_t pos = 0;    // member position within the op (used for p2p links)
-  double arrival = 0, gap = 0;
-  int64_t launch = 0;  // on the rank's own clock: only compared with its other launches
-  int64_t ready_op = -1;  // asynchronous: the op whose end (+ lead) its data waited for (set_launch_dependency)
-  double lead = 0;
-  int64_t prev = -1;  // the rank's previous entry on the same communicator
-  uint32_t peers_first = 0, peers_count = 0;  // its role peers at the same point: peer_gaps[first, first + count)
-  bool fixed = false;  // nothing before it in the window: stays where it was
+  uint32_t prev = kNone;      // the rank's previous entry on the same communicator
+  uint32_t ready_op = kNone;  // asynchronous: the op whose end (+ lead) its data waited for (set_launch_dependency)
+  uint32_t dep_first = 0, dep_count = 0;  // ops whose end it waited for: deps[first, first + count)
+  uint32_t peers = 0;         // its role peers at the same point: a group of peer_gaps
+  bool fixed = false;         // nothing before it in the window: stays where it was
+  bool window = true;         // its op's
 };
 
-// Where a rank is in the step: family, op position, end of a p2p link (collectives: 0).
-using Key = std::tuple<uint64_t, uint32_t, uint32_t>;
-struct PeerGap {
-  Key key;  // role folded in
-  double gap;
-  int32_t rank;
-  bool operator<(const PeerGap& o) const { return std::tie(key, gap, rank) < std::tie(o.key, o.gap, o.rank); }
+// A node of the replay in topological order with all that a run reads of it: a run goes through
+// the steps in order instead of about the entries and ops (cache misses were most of its time).
+struct Step {
+  double value = 0;        // an entry's gap (its arrival when fixed); an op's transfer
+  uint32_t node = 0;       // the entry, or entries + the op
+  uint32_t preds_end = 0;  // the steps it follows: preds[the previous step's preds_end, preds_end)
+  uint32_t who = 0;        // an entry's rank; an op's communicator
+  uint8_t kind = 0;
+};
+constexpr uint8_t kOpStep = 1, kFixedStep = 2, kWindowStep = 4, kReadyStep = 8;  // kReadyStep: the next of readies
+
+// Where a rank is in the step: family (role folded in for peers), op position, end of a p2p link
+// (collectives: 0).
+struct Key {
+  uint64_t family = 0;
+  uint32_t seq = 0, end = 0;
+  bool operator==(const Key&) const = default;
 };
 
-// The median of the kept values of a range sorted by value (the mean of the two middle ones for
-// an even count); `none` when nothing is kept.
-template <class T, class Keep, class Get>
-double kept_median(std::span<const T> v, Keep keep, Get get, double none) {
-  size_t n = 0;
-  for (const auto& x : v) n += keep(x);
-  if (!n) return none;
-  const size_t lo = (n - 1) / 2, hi = n / 2;
-  double a = 0;
-  size_t i = 0;
-  for (const auto& x : v) {
-    if (!keep(x)) continue;
-    if (i == lo) a = get(x);
-    if (i == hi) return 0.5 * (a + get(x));
-    ++i;
+// Dense ids of keys in order of first appearance (open addressing, at most half full). Items are
+// grouped by a hash of their key and a counting sort on the id, not by sorting them all on tuple
+// keys and searching each one's range (that dominated a build): a median needs only its group.
+class KeyIds {
+ public:
+  uint32_t operator()(const Key& k) {
+    if (!keys_.empty() && keys_[last_] == k) return last_;  // an op's members often share their key
+    if (2 * keys_.size() + 2 > slots_.size()) grow();
+    const size_t s = slot(k);
+    if (!slots_[s]) keys_.push_back(k), slots_[s] = uint32_t(keys_.size());
+    return last_ = slots_[s] - 1;
   }
-  return none;  // not reached
+  size_t size() const { return keys_.size(); }
+
+ private:
+  std::vector<Key> keys_;
+  std::vector<uint32_t> slots_;  // id + 1, or 0
+  uint32_t last_ = 0;            // the id last asked for
+  size_t slot(const Key& k) const {  // where k is, or the empty slot it goes to
+    const uint64_t h = (k.family ^ ((uint64_t(k.seq) << 32 | k.end) * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+    size_t s = size_t(h ^ (h >> 31)) & (slots_.size() - 1);
+    while (slots_[s] && !(keys_[slots_[s] - 1] == k)) s = (s + 1) & (slots_.size() - 1);
+    return s;
+  }
+  void grow() {
+    slots_.assign(std::max<size_t>(64, 2 * slots_.size()), 0);
+    for (uint32_t id = 0; id < keys_.size(); ++id) slots_[slot(keys_[id])] = id + 1;
+  }
+};
+
+// A counting sort's offsets: group g of the kept items goes to [first[g], first[g + 1]).
+template <class GroupOf, class Keep>
+std::vector<uint32_t> group_offsets(size_t items, size_t groups, GroupOf group_of, Keep keep) {
+  std::vector<uint32_t> first(groups + 1, 0);
+  for (size_t i = 0; i < items; ++i) first[group_of(i) + 1] += keep(i) ? 1 : 0;
+  for (size_t g = 0; g < groups; ++g) first[g + 1] += first[g];
+  return first;
+}
+constexpr auto kAll = [](size_t) { return true; };  // every item kept
+
+struct Sample {  // a peer's gap, or a like's transfer
+  double value;
+  uint32_t of;  // the peer's rank, the like's communicator
+};
+
+// The median of the kept values (the mean of the two middle ones for an even count; `none` when
+// nothing is kept), by selection in `buf`: the order statistics a sorted range gives, found only
+// in the few groups a change needs instead of sorting every group at each build.
+template <class Keep>
+double kept_median(std::span<const Sample> v, Keep keep, double none, std::vector<double>& buf) {
+  buf.clear();
+  for (const auto& x : v)
+    if (keep(x.of)) buf.push_back(x.value);
+  if (buf.empty()) return none;
+  const size_t lo = (buf.size() - 1) / 2, hi = buf.size() / 2;
+  std::nth_element(buf.begin(), buf.begin() + long(hi), buf.end());
+  const double a = lo == hi ? buf[hi] : *std::max_element(buf.begin(), buf.begin() + long(hi));
+  return 0.5 * (a + buf[hi]);
 }
 
+std::span<const Sample> group(const std::vector<Sample>& v, const std::vector<uint32_t>& first, uint32_t g) {
+  return {v.data() + first[g], first[g + 1] - first[g]};
+}
+
+// The first of a[lo, hi) (sorted) not below x, searched outward from `hint` by doubling steps: a
+// rank's ops end nearly in the order it reached them, so the answer is at or near the last one.
+size_t lower_bound_from(const double* a, size_t lo, size_t hi, size_t hint, double x) {
+  size_t l = hint, r = hint, step = 1;  // the answer is in [l, r]
+  if (hint < hi && a[hint] < x) {
+    l = r = hint + 1;
+    for (; r < hi && a[r] < x; step *= 2) l = r + 1, r = std::min(hi, r + step);
+  } else {
+    for (; l > lo && a[l - 1] >= x; step *= 2) r = l - 1, l = l - 1 - lo > step ? l - 1 - step : lo;
+  }
+  return size_t(std::lower_bound(a + l, a + r, x) - a);
+}
 
 }  // namespace
 
 struct WhatIfReplay::Model {
   std::vector<OpNode> ops;
-  std::vector<Entry> entries;
-  std::vector<uint32_t> by_op;                  // entry indices grouped by op
-  std::vector<uint32_t> dep_first, deps;        // CSR: ops whose end entry e waited for
-  std::vector<uint32_t> order;                  // topological: < entries.size() an entry, else an op
-  std::vector<int32_t> role;                    // by rank
-  std::vector<uint8_t> data_parallel;           // by communicator
-  std::vector<uint8_t> shared;                  // by communicator: a p2p link on streams shared with other links
-  static constexpr uint32_t kSharedStream = 0xffffffffu;
-  uint32_t stream_of(uint32_t comm) const { return comm < shared.size() && shared[comm] ? kSharedStream : comm; }
-  std::vector<Key> key;                         // by entry
-  // Flat and sorted, not a container per key: a replay's build is one of many (each phase, each
-  // iteration), and small allocations dominated it.
-  std::vector<PeerGap> peer_gaps;               // by key, gap, rank
-  struct Like {
-    Key key;  // (family, seq, 0)
-    double transfer;
-    uint32_t comm;
-    bool operator<(const Like& o) const { return std::tie(key, transfer, comm) < std::tie(o.key, o.transfer, o.comm); }
-  };
-  std::vector<Like> likes;  // every op replayed, by key and transfer
-  double like_median(const OpNode& op, const WhatIfChange& change, bool own_link) const;
+  std::vector<Entry> entries;                        // op by op, an op's members in record order
+  std::vector<uint32_t> deps;                        // ops whose end an entry waited for (until compiled)
+  std::vector<uint32_t> order;                       // topological: < entries.size() an entry, else an op (until compiled)
+  std::vector<Step> steps;                           // `order` compiled
+  std::vector<uint32_t> preds;                       // by step: an entry's prev and deps, an op's members
+  std::vector<std::pair<uint32_t, double>> readies;  // by kReadyStep step: its ready op's step, its lead
+  std::vector<int32_t> role;                         // by rank
+  std::vector<uint8_t> data_parallel;                // by communicator
+  std::vector<uint8_t> shared;                       // by communicator: a p2p link on streams shared with other links
+  size_t ranks = 0, comms = 0;                       // above the highest rank and communicator replayed
+  bool repeats = false;                              // a rank twice in one op (an entry's deps may repeat)
+  uint32_t stream_of(uint32_t comm) const { return comm < shared.size() && shared[comm] ? kNone : comm; }
+  // Flat, not a container per key: a replay's build is one of many (each phase, each iteration),
+  // and small allocations dominated it. Group g: [first[g], first[g + 1]), unordered within.
+  std::vector<uint32_t> peer_first, like_first;
+  std::vector<Sample> peer_gaps;  // the entries not fixed, grouped by peer key
+  std::vector<Sample> likes;      // every op replayed, grouped by like
   std::map<int32_t, double> stage_work;
+  std::vector<double> stage_scale;  // by rank: (mean stage work) / (its stage's work), or 1
   double start = 0, makespan = 0;
 
   int32_t role_of(int32_t r) const { return r >= 0 && size_t(r) < role.size() ? role[size_t(r)] : 0; }
   Key peer_key(size_t e) const {
-    const auto& k = key[e];
-    return {std::get<0>(k) ^ (uint64_t(uint32_t(role_of(entries[e].rank))) * 0xff51afd7ed558ccdull), std::get<1>(k),
-            std::get<2>(k)};
+    const OpNode& op = ops[entries[e].op];
+    return {op.family ^ (uint64_t(uint32_t(role_of(entries[e].rank))) * 0xff51afd7ed558ccdull), op.seq,
+            op.p2p ? uint32_t(e - op.first) : 0u};
   }
   void build(const WhatIfInputs& in);
+  void add_ops(const WhatIfInputs& in);
+  // One rank's entries and streams (classify), in buffers reused from rank to rank; what is by
+  // communicator is valid where `mark` is the rank's.
   struct RankStreams {
-    // stream -> the rank's entries there, by arrival. A stream is its communicator's, except that
-    // p2p links whose members' streams serve other links too (batched send/recv) share one.
-    std::map<uint32_t, std::vector<uint32_t>> on_comm;
-    std::vector<uint8_t> overlapped;                    // by position in the rank's arrival order
-    std::set<uint32_t> async;                           // asynchronous communicators
-    std::vector<uint32_t> blocking_by_launch;           // entries on blocking communicators, by launch
+    struct Pos {  // one of the rank's entries: what linking reads of it, side by side
+      double arrival, end;  // the entry's; its op's
+      int64_t launch;
+      uint32_t e, op, comm, slot;
+    };
+    std::vector<Pos> list;                        // by arrival (k: a position in it)
+    std::vector<uint32_t> stream;                 // by slot: a communicator, or kNone
+    std::vector<uint8_t> slot_async, overlapped;  // by slot: an asynchronous communicator's; by k
+    std::vector<uint32_t> chain_first, chain;     // by slot: its positions, by arrival
+    std::vector<double> chain_arrival;            // beside chain
+    std::vector<uint32_t> blocking;               // positions on blocking communicators, by launch
+    std::vector<uint32_t> mark, slot_of;          // by stream index (a communicator; comms: kNone)
+    std::vector<uint32_t> overlaps, count;        // by communicator: its ops that overlapped, all its ops
+    std::vector<uint8_t> async;                   // by communicator
+    std::vector<std::pair<uint32_t, uint32_t>> dep_pairs;  // (k, op whose end it waited for)
+    std::vector<uint32_t> fill, pair_first, pair_ops, hint;
   };
   void link_entries();
-  RankStreams classify(const std::vector<uint32_t>& list) const;
-  void set_gap(uint32_t e);
-  void set_launch_dependency(uint32_t e, const RankStreams& rs);
+  void classify(RankStreams& rs, uint32_t mark) const;
+  void link_rank(RankStreams& rs);
+  void set_launch_dependency(const RankStreams::Pos& at, const RankStreams& rs);
   void sort_topologically();
+  void compile();
   void build_tables(const WhatIfInputs& in);
+  struct Run {  // one run's change, its ranks and communicators flagged (not searched per member)
+    const WhatIfChange* change = nullptr;
+    std::vector<uint8_t> fixed, link, comm;
+    bool any_fixed = false, any_link = false;
+    mutable std::vector<double> buf;  // for the medians
+  };
   double run(const WhatIfChange* change) const;
-  double peer_median(size_t e, const std::vector<int32_t>& excluded) const;
+  double op_end(const Step& s, const double* t, const uint32_t* pred, const Run& run) const;
 };
 
 void WhatIfReplay::Model::build(const WhatIfInputs& in) {
   role = in.role, data_parallel = in.comm_data_parallel, shared = in.comm_shared;
-  const auto& rec = *in.records;
-  std::optional<RecordIndex> own;
-  const RecordIndex& index = in.index ? *in.index : own.emplace(rec);
-  // The window's ops (and the lead-in iteration's) and their members, in record order.
-  for (uint32_t i : index.ops_in(in.first_iteration == INT32_MIN ? INT32_MIN : in.first_iteration - 1, in.end_iteration)) {
-    const auto& o = rec.ops[i];
-    if (o.last < 0) continue;  // no last arriver: nothing to replay
-    const uint32_t node = uint32_t(ops.size());
-    ops.push_back({double(o.last_arrival), double(std::max<int64_t>(o.transfer, 0)), o.comm, o.seq, 0, 0,
-                   o.iteration >= in.first_iteration});
-    for (uint32_t k : index.members_of(i)) {
-      const auto& m = rec.members[k];
-      if (m.rank < 0) continue;
-      Entry e;
-      e.rank = m.rank, e.op = node, e.arrival = double(m.arrival), e.launch = m.launch;
-      entries.push_back(e);
-    }
-  }
-  // Members by op, in record order (member order within a communicator).
-  std::vector<uint32_t> count(ops.size() + 1, 0);
-  for (const auto& e : entries) ++count[e.op + 1];
-  for (size_t o = 0; o < ops.size(); ++o) count[o + 1] += count[o], ops[o].first = count[o];
-  by_op.assign(entries.size(), 0);
-  std::vector<uint32_t> fill(count.begin(), count.end() - 1);
-  for (uint32_t e = 0; e < entries.size(); ++e) {
-    const uint32_t o = entries[e].op;
-    entries[e].pos = fill[o] - ops[o].first;
-    by_op[fill[o]++] = e;
-    ++ops[o].count;
-  }
-  key.resize(entries.size());
-  for (size_t e = 0; e < entries.size(); ++e) {
-    const auto& op = ops[entries[e].op];
-    const bool p2p = op.comm < in.comm_p2p.size() && in.comm_p2p[op.comm];
-    const uint64_t fam = op.comm < in.comm_family.size() ? in.comm_family[op.comm] : op.comm;
-    key[e] = {fam, op.seq, p2p ? entries[e].pos : 0u};
-  }
+  add_ops(in);
   link_entries();
   sort_topologically();
   build_tables(in);
+  compile();
+}
+
+// The window's ops (and the lead-in iteration's) and their members, in record order.
+void WhatIfReplay::Model::add_ops(const WhatIfInputs& in) {
+  const auto& rec = *in.records;
+  std::optional<RecordIndex> own;
+  const RecordIndex& index = in.index ? *in.index : own.emplace(rec);
+  const auto ids = index.ops_in(in.first_iteration == INT32_MIN ? INT32_MIN : in.first_iteration - 1, in.end_iteration);
+  size_t members = 0;
+  for (uint32_t i : ids) members += index.members_of(i).size();
+  ops.reserve(ids.size()), entries.reserve(members);
+  std::vector<uint32_t> last_op_of;  // by rank
+  for (uint32_t i : ids) {
+    const auto& o = rec.ops[i];
+    if (o.last < 0) continue;  // no last arriver: nothing to replay
+    OpNode op;
+    op.last = double(o.last_arrival), op.transfer = double(std::max<int64_t>(o.transfer, 0));
+    op.comm = o.comm, op.seq = o.seq, op.window = o.iteration >= in.first_iteration, op.first = uint32_t(entries.size());
+    op.p2p = op.comm < in.comm_p2p.size() && in.comm_p2p[op.comm];
+    op.family = op.comm < in.comm_family.size() ? in.comm_family[op.comm] : op.comm;
+    comms = std::max<size_t>(comms, size_t(op.comm) + 1);
+    for (uint32_t k : index.members_of(i)) {
+      const auto& m = rec.members[k];
+      if (m.rank < 0) continue;
+      if (size_t(m.rank) >= last_op_of.size()) last_op_of.resize(size_t(m.rank) + 1, kNone), ranks = last_op_of.size();
+      repeats = repeats || last_op_of[size_t(m.rank)] == ops.size();
+      last_op_of[size_t(m.rank)] = uint32_t(ops.size());
+      Entry e;
+      e.rank = m.rank, e.op = uint32_t(ops.size()), e.arrival = double(m.arrival), e.launch = m.launch, e.window = op.window;
+      entries.push_back(e);
+    }
+    op.count = uint32_t(entries.size()) - op.first;
+    ops.push_back(op);
+  }
 }
 
 // A rank's dependencies, from its own record (docs/what-if.md):
@@ -176,68 +262,112 @@ void WhatIfReplay::Model::build(const WhatIfInputs& in) {
 // The measured order of arrivals on different streams is not a dependency: a bucket that queued
 // behind a late one must not hold up the backward beside it in a replay where that one is early.
 void WhatIfReplay::Model::link_entries() {
-  std::map<int32_t, std::vector<uint32_t>> of_rank;
-  for (uint32_t e = 0; e < entries.size(); ++e) of_rank[entries[e].rank].push_back(e);
-  std::vector<std::pair<uint32_t, uint32_t>> dep_pairs;  // (entry, op whose end it waited for)
-  for (auto& [rank, list] : of_rank) {
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(entries[a].arrival, entries[a].op) < std::tie(entries[b].arrival, entries[b].op);
-    });
-    const RankStreams rs = classify(list);
-    for (size_t k = 0; k < list.size(); ++k) {
-      const uint32_t o = entries[list[k]].op;
-      if (rs.async.count(ops[o].comm) && rs.overlapped[k]) continue;
-      const double end = ops[o].last + ops[o].transfer;
-      for (const auto& [comm, chain] : rs.on_comm) {
-        if (comm == stream_of(ops[o].comm) || rs.async.count(comm)) continue;
-        auto it = std::lower_bound(chain.begin(), chain.end(), end, [&](uint32_t e, double t) { return entries[e].arrival < t; });
-        if (it != chain.end()) dep_pairs.emplace_back(*it, o);
-      }
+  // Ranks are small integers: their entries by a counting sort (entry order within a rank).
+  const common::Csr of_rank = common::group_by(entries.size(), ranks, [&](size_t e) { return size_t(entries[e].rank); });
+  RankStreams rs;
+  rs.mark.assign(comms + 1, 0), rs.slot_of.assign(comms + 1, 0);
+  rs.overlaps.assign(comms, 0), rs.count.assign(comms, 0), rs.async.assign(comms, 0);
+  deps.reserve(3 * entries.size());
+  for (size_t r = 0; r < ranks; ++r) {
+    if (of_rank.of(r).empty()) continue;
+    rs.list.clear();
+    for (uint32_t e : of_rank.of(r)) {
+      const OpNode& op = ops[entries[e].op];
+      rs.list.push_back({entries[e].arrival, op.end(), entries[e].launch, e, entries[e].op, op.comm, 0});
     }
-    for (uint32_t e : list)
-      if (rs.async.count(ops[entries[e].op].comm)) set_launch_dependency(e, rs);
-    for (const auto& [comm, chain] : rs.on_comm)
-      for (size_t k = 1; k < chain.size(); ++k) {
-        entries[chain[k]].prev = chain[k - 1];
-        dep_pairs.emplace_back(chain[k], entries[chain[k - 1]].op);
-      }
+    // By (arrival, op): std::sort on the same input with the same comparison as ever, so that even
+    // ties (a rank twice in one op) come out in the same order.
+    std::sort(rs.list.begin(), rs.list.end(),
+              [](const auto& a, const auto& b) { return std::tie(a.arrival, a.op) < std::tie(b.arrival, b.op); });
+    classify(rs, uint32_t(r + 1));
+    link_rank(rs);
   }
-  std::sort(dep_pairs.begin(), dep_pairs.end());
-  dep_pairs.erase(std::unique(dep_pairs.begin(), dep_pairs.end()), dep_pairs.end());
-  dep_first.assign(entries.size() + 1, 0);
-  deps.clear();
-  deps.reserve(dep_pairs.size());
-  for (const auto& [e, o] : dep_pairs) ++dep_first[e + 1], deps.push_back(o);
-  for (size_t e = 0; e < entries.size(); ++e) dep_first[e + 1] += dep_first[e];
-  for (uint32_t e = 0; e < entries.size(); ++e) set_gap(e);
+  // The gap: from the latest dependency (as measured) to the arrival. Nothing before it: it stays.
+  for (Entry& en : entries) {
+    en.fixed = en.prev == kNone && en.dep_count == 0 && en.ready_op == kNone;
+    double ready = en.prev != kNone ? entries[en.prev].arrival : -1e300;
+    for (uint32_t d = en.dep_first; d < en.dep_first + en.dep_count; ++d) ready = std::max(ready, ops[deps[d]].end());
+    if (en.ready_op != kNone) ready = std::max(ready, ops[en.ready_op].end() + en.lead);
+    en.gap = en.fixed ? 0 : std::max(0.0, en.arrival - ready);
+  }
 }
 
 // Which of a rank's ops overlapped its arrivals elsewhere, and which communicators are asynchronous.
-WhatIfReplay::Model::RankStreams WhatIfReplay::Model::classify(const std::vector<uint32_t>& list) const {
-  RankStreams rs;
-  for (uint32_t e : list) rs.on_comm[stream_of(ops[entries[e].op].comm)].push_back(e);
-  rs.overlapped.assign(list.size(), 0);
-  std::map<uint32_t, std::pair<size_t, size_t>> share;  // comm -> (overlapped, ops)
-  for (size_t k = 0; k < list.size(); ++k) {
-    const Entry& me = entries[list[k]];
-    const auto& op = ops[me.op];
-    const double end = op.last + op.transfer;
+void WhatIfReplay::Model::classify(RankStreams& rs, uint32_t mark) const {
+  auto& list = rs.list;
+  const size_t n = list.size();
+  rs.stream.clear();
+  for (auto& at : list) {  // the streams, in order of first arrival
+    const uint32_t stream = stream_of(at.comm);
+    const size_t si = stream == kNone ? comms : at.comm;
+    if (rs.mark[si] != mark) rs.mark[si] = mark, rs.slot_of[si] = uint32_t(rs.stream.size()), rs.stream.push_back(stream);
+    at.slot = rs.slot_of[si];
+    rs.overlaps[at.comm] = 0, rs.count[at.comm] = 0;
+  }
+  rs.chain_first = group_offsets(n, rs.stream.size(), [&](size_t k) { return list[k].slot; }, kAll);
+  rs.chain.resize(n), rs.chain_arrival.resize(n);
+  rs.fill.assign(rs.chain_first.begin(), rs.chain_first.end() - 1);
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = rs.fill[list[k].slot]++;
+    rs.chain[i] = k, rs.chain_arrival[i] = list[k].arrival;
+  }
+  rs.overlapped.assign(n, 0);
+  for (size_t k = 0; k < n; ++k) {
     // Went on: started another communicator's op that the host launched after this one. (An op
     // launched earlier and started meanwhile, a send queued behind its data, is no evidence.)
-    for (size_t j = k + 1; j < list.size() && entries[list[j]].arrival < end && !rs.overlapped[k]; ++j)
-      rs.overlapped[k] = stream_of(ops[entries[list[j]].op].comm) != stream_of(op.comm) && entries[list[j]].launch > me.launch;
-    auto& sh = share[op.comm];
-    sh.first += rs.overlapped[k], ++sh.second;
+    for (size_t j = k + 1; j < n && list[j].arrival < list[k].end && !rs.overlapped[k]; ++j)
+      rs.overlapped[k] = list[j].slot != list[k].slot && list[j].launch > list[k].launch;
+    rs.overlaps[list[k].comm] += rs.overlapped[k], ++rs.count[list[k].comm];
   }
   // A data-parallel communicator is asynchronous even where a late peer held its buckets until
   // the backward had ended (nothing overlapped them then: the fault changed that, not the program).
-  for (const auto& [comm, sh] : share)
-    if (2 * sh.first > sh.second || (comm < data_parallel.size() && data_parallel[comm])) rs.async.insert(comm);
-  for (uint32_t e : list)
-    if (!rs.async.count(ops[entries[e].op].comm)) rs.blocking_by_launch.push_back(e);
-  std::stable_sort(rs.blocking_by_launch.begin(), rs.blocking_by_launch.end(),
-                   [&](uint32_t a, uint32_t b) { return entries[a].launch < entries[b].launch; });
-  return rs;
+  for (const auto& at : list) {
+    const uint32_t c = at.comm;
+    rs.async[c] = 2 * rs.overlaps[c] > rs.count[c] || (c < data_parallel.size() && data_parallel[c]);
+  }
+  rs.slot_async.resize(rs.stream.size());
+  for (size_t s = 0; s < rs.stream.size(); ++s) rs.slot_async[s] = rs.stream[s] != kNone && rs.async[rs.stream[s]];
+  rs.blocking.clear();
+  for (uint32_t k = 0; k < n; ++k)
+    if (!rs.async[list[k].comm]) rs.blocking.push_back(k);
+  std::sort(rs.blocking.begin(), rs.blocking.end(),  // ties in arrival order, as a stable sort
+            [&](uint32_t a, uint32_t b) { return std::tie(list[a].launch, a) < std::tie(list[b].launch, b); });
+}
+
+// One rank's dependencies (link_entries), its streams classified. Its (k, op) pairs go into deps
+// by a counting sort on k (an entry's pairs all come from its rank), not one sort of all pairs.
+// None repeats unless the rank is twice in an op: only then are an entry's ops sorted and made
+// unique (their order does not matter: a run takes the latest end).
+void WhatIfReplay::Model::link_rank(RankStreams& rs) {
+  const auto& list = rs.list;
+  rs.dep_pairs.clear();
+  rs.hint.assign(rs.chain_first.begin(), rs.chain_first.end() - 1);
+  for (uint32_t k = 0; k < list.size(); ++k) {
+    if (rs.async[list[k].comm] && rs.overlapped[k]) continue;
+    for (uint32_t s = 0; s < rs.stream.size(); ++s) {
+      if (s == list[k].slot || rs.slot_async[s]) continue;
+      const uint32_t end = rs.chain_first[s + 1];
+      rs.hint[s] = uint32_t(lower_bound_from(rs.chain_arrival.data(), rs.chain_first[s], end, rs.hint[s], list[k].end));
+      if (rs.hint[s] != end) rs.dep_pairs.emplace_back(rs.chain[rs.hint[s]], list[k].op);
+    }
+  }
+  for (const auto& at : list)
+    if (rs.async[at.comm]) set_launch_dependency(at, rs);
+  for (uint32_t s = 0; s < rs.stream.size(); ++s)
+    for (uint32_t i = rs.chain_first[s] + 1; i < rs.chain_first[s + 1]; ++i) {
+      entries[list[rs.chain[i]].e].prev = list[rs.chain[i - 1]].e;
+      rs.dep_pairs.emplace_back(rs.chain[i], list[rs.chain[i - 1]].op);
+    }
+  rs.pair_first = group_offsets(rs.dep_pairs.size(), list.size(), [&](size_t i) { return rs.dep_pairs[i].first; }, kAll);
+  rs.fill.assign(rs.pair_first.begin(), rs.pair_first.end() - 1);
+  rs.pair_ops.resize(rs.dep_pairs.size());
+  for (const auto& [k, o] : rs.dep_pairs) rs.pair_ops[rs.fill[k]++] = o;
+  for (size_t k = 0; k < list.size(); ++k) {
+    auto b = rs.pair_ops.begin() + rs.pair_first[k], e = rs.pair_ops.begin() + rs.pair_first[k + 1];
+    if (repeats) std::sort(b, e), e = std::unique(b, e);
+    entries[list[k].e].dep_first = uint32_t(deps.size()), entries[list[k].e].dep_count = uint32_t(e - b);
+    deps.insert(deps.end(), b, e);
+  }
 }
 
 // An asynchronous op waits for the data the compute produced before the host launched it: the
@@ -246,61 +376,63 @@ WhatIfReplay::Model::RankStreams WhatIfReplay::Model::classify(const std::vector
 // next blocking op's start that the launches put before it (the host issues in program order, so
 // the launch times place the op between the two; a bucket that queued behind a late one started
 // later than its data was ready, and the replay must not keep that queueing).
-void WhatIfReplay::Model::set_launch_dependency(uint32_t e, const RankStreams& rs) {
-  Entry& en = entries[e];
-  const auto& order = rs.blocking_by_launch;
-  auto next = std::lower_bound(order.begin(), order.end(), en.launch, [&](uint32_t b, int64_t l) { return entries[b].launch < l; });
-  auto it = next;
-  for (int look = 0; it != order.begin() && look < 64; ++look) {
-    const Entry& b = entries[*--it];
-    const double end = ops[b.op].last + ops[b.op].transfer;
-    if (end > en.arrival) continue;
-    en.ready_op = int64_t(b.op);
-    if (next != order.end() && entries[*next].launch > b.launch) {
-      const double share = double(en.launch - b.launch) / double(entries[*next].launch - b.launch);
-      en.lead = std::clamp(share * (entries[*next].arrival - end), 0.0, en.arrival - end);
+void WhatIfReplay::Model::set_launch_dependency(const RankStreams::Pos& at, const RankStreams& rs) {
+  const auto& l = rs.list;
+  const auto& order = rs.blocking;
+  const auto by_launch = [&](uint32_t k, int64_t launch) { return l[k].launch < launch; };
+  const size_t next = size_t(std::lower_bound(order.begin(), order.end(), at.launch, by_launch) - order.begin());
+  for (size_t it = next, look = 0; it != 0 && look < 64; ++look) {
+    const auto& b = l[order[--it]];
+    if (b.end > at.arrival) continue;
+    Entry& en = entries[at.e];
+    en.ready_op = b.op;
+    if (next != order.size() && l[order[next]].launch > b.launch) {
+      const double share = double(at.launch - b.launch) / double(l[order[next]].launch - b.launch);
+      en.lead = std::clamp(share * (l[order[next]].arrival - b.end), 0.0, at.arrival - b.end);
     }
     return;
   }
 }
 
-// The gap: from the latest dependency (as measured) to the arrival. Nothing before it: it stays.
-void WhatIfReplay::Model::set_gap(uint32_t e) {
-  Entry& en = entries[e];
-  en.fixed = en.prev < 0 && dep_first[e] == dep_first[e + 1] && en.ready_op < 0;
-  double ready = en.prev >= 0 ? entries[size_t(en.prev)].arrival : -1e300;
-  for (uint32_t d = dep_first[e]; d < dep_first[e + 1]; ++d) ready = std::max(ready, ops[deps[d]].last + ops[deps[d]].transfer);
-  if (en.ready_op >= 0) ready = std::max(ready, ops[size_t(en.ready_op)].last + ops[size_t(en.ready_op)].transfer + en.lead);
-  en.gap = en.fixed ? 0 : std::max(0.0, en.arrival - ready);
-}
-
 // Kahn's algorithm over entries (ids [0, E)) and op ends (E + op). Edges follow measured time, so
 // there is no cycle unless zero-length ties make one; nodes left over go last, in time order.
+// An entry's out-edges (to its op, to its next on the stream) are implicit; only an op's (to the
+// entries waiting for it) are listed. Nodes are freed in the order a full edge list gave (by id).
 void WhatIfReplay::Model::sort_topologically() {
   const size_t E = entries.size(), N = E + ops.size();
-  std::vector<uint32_t> indeg(N, 0), out_first(N + 1, 0), out;  // out-edges in CSR
-  auto edges = [&](auto&& edge) {
+  std::vector<uint32_t> indeg(N, 0), next(E, kNone), first(ops.size() + 1, 0), waiting;
+  auto each_wait = [&](auto&& wait) {  // (op, entry waiting for its end), by entry
     for (uint32_t e = 0; e < E; ++e) {
-      if (entries[e].prev >= 0) edge(uint32_t(entries[e].prev), e);
-      for (uint32_t d = dep_first[e]; d < dep_first[e + 1]; ++d) edge(uint32_t(E + deps[d]), e);
-      if (entries[e].ready_op >= 0) edge(uint32_t(E + size_t(entries[e].ready_op)), e);
-      edge(e, uint32_t(E + entries[e].op));
+      for (uint32_t d = entries[e].dep_first; d < entries[e].dep_first + entries[e].dep_count; ++d) wait(deps[d], e);
+      if (entries[e].ready_op != kNone) wait(entries[e].ready_op, e);
     }
   };
-  edges([&](uint32_t from, uint32_t to) { ++out_first[from + 1], ++indeg[to]; });
-  for (size_t n = 0; n < N; ++n) out_first[n + 1] += out_first[n];
-  out.resize(out_first[N]);
-  std::vector<uint32_t> fill(out_first.begin(), out_first.end() - 1);
-  edges([&](uint32_t from, uint32_t to) { out[fill[from]++] = to; });
-  order.clear();
+  each_wait([&](uint32_t o, uint32_t e) { ++first[o + 1], ++indeg[e]; });
+  for (size_t o = 0; o < ops.size(); ++o) first[o + 1] += first[o], indeg[E + o] = ops[o].count;
+  waiting.resize(first.back());
+  std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+  each_wait([&](uint32_t o, uint32_t e) { waiting[fill[o]++] = e; });
+  for (uint32_t e = 0; e < E; ++e)
+    if (entries[e].prev != kNone) next[entries[e].prev] = e, ++indeg[e];
   order.reserve(N);
   for (uint32_t n = 0; n < N; ++n)
     if (!indeg[n]) order.push_back(n);
-  for (size_t i = 0; i < order.size(); ++i)
-    for (uint32_t k = out_first[order[i]]; k < out_first[order[i] + 1]; ++k)
-      if (--indeg[out[k]] == 0) order.push_back(out[k]);
+  auto free_one = [&](uint32_t n) {
+    if (--indeg[n] == 0) order.push_back(n);
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t n = order[i];
+    if (n >= E) {
+      for (uint32_t k = first[n - E]; k < first[n - E + 1]; ++k) free_one(waiting[k]);
+    } else if (next[n] != kNone && next[n] < n) {
+      free_one(next[n]), free_one(uint32_t(E + entries[n].op));
+    } else {
+      free_one(uint32_t(E + entries[n].op));
+      if (next[n] != kNone) free_one(next[n]);
+    }
+  }
   if (order.size() < N) {
-    auto time = [&](uint32_t n) { return n < E ? entries[n].arrival : ops[n - E].last + ops[n - E].transfer; };
+    auto time = [&](uint32_t n) { return n < E ? entries[n].arrival : ops[n - E].end(); };
     std::vector<uint32_t> rest;
     for (uint32_t n = 0; n < N; ++n)
       if (indeg[n]) rest.push_back(n);
@@ -309,135 +441,143 @@ void WhatIfReplay::Model::sort_topologically() {
   }
 }
 
+// The order as steps (then neither it nor deps is needed).
+void WhatIfReplay::Model::compile() {
+  const size_t E = entries.size();
+  std::vector<uint32_t> step_of(order.size());
+  for (uint32_t p = 0; p < order.size(); ++p) step_of[order[p]] = p;
+  steps.reserve(order.size()), preds.reserve(E + deps.size() + E);
+  for (const uint32_t n : order) {
+    Step s;
+    s.node = n;
+    if (n >= E) {
+      const OpNode& op = ops[n - E];
+      for (uint32_t i = op.first; i < op.first + op.count; ++i) preds.push_back(step_of[i]);
+      s.value = op.transfer, s.who = op.comm, s.kind = uint8_t(kOpStep | (op.window ? kWindowStep : 0));
+    } else {
+      const Entry& en = entries[n];
+      if (en.prev != kNone) preds.push_back(step_of[en.prev]);
+      for (uint32_t d = en.dep_first; d < en.dep_first + en.dep_count; ++d) preds.push_back(step_of[E + deps[d]]);
+      if (en.ready_op != kNone) readies.emplace_back(step_of[E + en.ready_op], en.lead);
+      s.value = en.fixed ? en.arrival : en.gap, s.who = uint32_t(en.rank);
+      s.kind = uint8_t((en.fixed ? kFixedStep : 0) | (en.window ? kWindowStep : 0) | (en.ready_op != kNone ? kReadyStep : 0));
+    }
+    s.preds_end = uint32_t(preds.size());
+    steps.push_back(s);
+  }
+  std::vector<uint32_t>().swap(order), std::vector<uint32_t>().swap(deps);
+}
+
+// Each entry's role peers: the gaps of the entries with its peer key (fixed ones left out, but
+// given their key's group). Each op's like: the ops of its family and position. Each stage's work,
+// and each rank's scale when the stages are balanced.
 void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
-  std::map<int32_t, double> work_of_rank;
-  for (size_t e = 0; e < entries.size(); ++e) {
-    if (!entries[e].fixed) peer_gaps.push_back({peer_key(e), entries[e].gap, entries[e].rank});
-    work_of_rank[entries[e].rank] += entries[e].gap;
-  }
-  std::sort(peer_gaps.begin(), peer_gaps.end());
-  for (size_t e = 0; e < entries.size(); ++e) {
-    const Key k = peer_key(e);
-    const auto lo = std::lower_bound(peer_gaps.begin(), peer_gaps.end(), PeerGap{k, -1e300, INT32_MIN});
-    const auto hi = std::upper_bound(lo, peer_gaps.end(), PeerGap{k, 1e300, INT32_MAX});
-    entries[e].peers_first = uint32_t(lo - peer_gaps.begin()), entries[e].peers_count = uint32_t(hi - lo);
-  }
-  likes.reserve(ops.size());
-  for (const auto& op : ops) likes.push_back({{std::get<0>(key[by_op[op.first]]), op.seq, 0}, op.transfer, op.comm});
-  std::sort(likes.begin(), likes.end());
-  for (auto& op : ops) {
-    const Key k{std::get<0>(key[by_op[op.first]]), op.seq, 0};
-    const auto lo = std::lower_bound(likes.begin(), likes.end(), Like{k, -1e300, 0});
-    const auto hi = std::upper_bound(lo, likes.end(), Like{k, 1e300, UINT32_MAX});
-    op.like_first = uint32_t(lo - likes.begin()), op.like_count = uint32_t(hi - lo);
-  }
+  KeyIds peer_ids, like_ids;
+  for (size_t e = 0; e < entries.size(); ++e) entries[e].peers = peer_ids(peer_key(e));
+  peer_first = group_offsets(entries.size(), peer_ids.size(), [&](size_t e) { return entries[e].peers; },
+                             [&](size_t e) { return !entries[e].fixed; });
+  peer_gaps.resize(peer_first.back());
+  std::vector<uint32_t> fill(peer_first.begin(), peer_first.end() - 1);
+  for (const auto& e : entries)
+    if (!e.fixed) peer_gaps[fill[e.peers]++] = {e.gap, uint32_t(e.rank)};
+  // The family of the op's first member's op: its own (an op without members, never seen, takes
+  // the next op's, as it always did).
+  for (auto& op : ops)
+    op.like = like_ids({op.count || op.first >= entries.size() ? op.family : ops[entries[op.first].op].family, op.seq, 0});
+  like_first = group_offsets(ops.size(), like_ids.size(), [&](size_t o) { return ops[o].like; }, kAll);
+  likes.resize(ops.size());
+  fill.assign(like_first.begin(), like_first.end() - 1);
+  for (const auto& op : ops) likes[fill[op.like]++] = {op.transfer, op.comm};
+  std::vector<double> work_of_rank(ranks, 0.0);  // summed in entry order
+  std::vector<uint8_t> seen(ranks, 0);
+  for (const auto& e : entries) work_of_rank[size_t(e.rank)] += e.gap, seen[size_t(e.rank)] = 1;
   // Compute time where given for every rank replayed (gaps hold idle time and waits on other
   // streams too), else the gaps.
-  const bool given = std::all_of(work_of_rank.begin(), work_of_rank.end(), [&](const auto& rw) {
-    return rw.first >= 0 && size_t(rw.first) < in.work.size() && in.work[size_t(rw.first)] > 0;
-  });
+  bool given = true;
+  for (size_t r = 0; r < ranks; ++r) given = given && (!seen[r] || (r < in.work.size() && in.work[r] > 0));
   std::map<int32_t, std::vector<double>> by_stage;
-  for (const auto& [r, w] : work_of_rank) by_stage[role_of(r)].push_back(given ? in.work[size_t(r)] : w);
+  for (size_t r = 0; r < ranks; ++r)
+    if (seen[r]) by_stage[role_of(int32_t(r))].push_back(given ? in.work[r] : work_of_rank[r]);
   for (auto& [s, v] : by_stage) stage_work[s] = common::median(v);
+  double mean_work = 0;
+  for (const auto& [s, w] : stage_work) mean_work += w / double(stage_work.size());
+  stage_scale.assign(ranks, 1.0);
+  for (size_t r = 0; r < ranks; ++r) {
+    const auto it = stage_work.find(role_of(int32_t(r)));
+    if (it != stage_work.end() && it->second > 0) stage_scale[r] = mean_work / it->second;
+  }
   start = 1e300;
   double end = -1e300;
   for (const auto& e : entries)
-    if (ops[e.op].window) start = std::min(start, e.arrival);
+    if (e.window) start = std::min(start, e.arrival);
   for (const auto& o : ops)
-    if (o.window) end = std::max(end, o.last + o.transfer);
+    if (o.window) end = std::max(end, o.end());
   makespan = end > start ? end - start : 0;
 }
 
-// The median gap of the entry's role peers at the same point, leaving out `excluded` (sorted).
-// The entry's own gap when no peer has that point.
-double WhatIfReplay::Model::peer_median(size_t e, const std::vector<int32_t>& excluded) const {
-  const Entry& en = entries[e];
-  auto kept = [&](const PeerGap& g) { return !std::binary_search(excluded.begin(), excluded.end(), g.rank); };
-  return kept_median(std::span<const PeerGap>(peer_gaps.data() + en.peers_first, en.peers_count), kept,
-                     [](const PeerGap& g) { return g.gap; }, en.gap);
-}
-
-// The median transfer of the op's like (the same position on the family's other communicators),
-// leaving out the communicators being fixed: a slow link's own communicators are no measure of a
-// healthy one (two slow of four would put the median halfway). For a rank's own slow link the op's
-// own communicator is left out too. The op's own transfer when no like is left.
-double WhatIfReplay::Model::like_median(const OpNode& op, const WhatIfChange& change, bool own_link) const {
-  auto kept = [&](const Like& l) {
-    return !(own_link && l.comm == op.comm) && std::find(change.comms.begin(), change.comms.end(), l.comm) == change.comms.end();
-  };
-  return kept_median(std::span<const Like>(likes.data() + op.like_first, op.like_count), kept,
-                     [](const Like& l) { return l.transfer; }, op.transfer);
+// An op's end: the last (replayed) arrival plus its transfer; where a member's own link or the
+// op's communicator is fixed, at most the median transfer of its like (the same position on the
+// family's other communicators) leaving out the communicators being fixed (a slow link's own are
+// no measure of a healthy one: two slow of four would put the median halfway) and, for a rank's
+// own slow link, the op's own communicator too; the op's own transfer when no like is left.
+double WhatIfReplay::Model::op_end(const Step& s, const double* t, const uint32_t* pred, const Run& run) const {
+  const OpNode& op = ops[s.node - entries.size()];
+  double last = -1e300, transfer = s.value;
+  bool by_rank = false;  // a member's own link is slow
+  for (uint32_t i = 0; i < op.count; ++i) last = std::max(last, t[pred[i]]);
+  for (uint32_t i = op.first; run.any_link && i < op.first + op.count; ++i)
+    by_rank = by_rank || run.link[size_t(entries[i].rank)];
+  if (run.change && run.change->hide_communication) transfer = 0;
+  if (by_rank || run.comm[s.who]) {
+    const auto kept = [&](uint32_t comm) { return !(by_rank && comm == op.comm) && !run.comm[comm]; };
+    transfer = std::min(transfer, kept_median(group(likes, like_first, op.like), kept, op.transfer, run.buf));
+  }
+  return last + transfer;
 }
 
 double WhatIfReplay::Model::run(const WhatIfChange* change) const {
-  const size_t E = entries.size();
-  std::vector<int32_t> fixed_ranks, link_ranks;
-  if (change) fixed_ranks = change->ranks, link_ranks = change->links;
-  std::sort(fixed_ranks.begin(), fixed_ranks.end());
-  std::sort(link_ranks.begin(), link_ranks.end());
-  auto listed = [](const std::vector<int32_t>& v, int32_t r) { return std::binary_search(v.begin(), v.end(), r); };
-  double mean_work = 0;
-  for (const auto& [s, w] : stage_work) mean_work += w / double(stage_work.size());
-  std::vector<double> t(E + ops.size(), 0);
+  Run r;
+  r.change = change, r.fixed.assign(ranks, 0), r.link.assign(ranks, 0), r.comm.assign(comms, 0);
+  if (change) {  // ranks and communicators not replayed have nothing to change
+    for (int32_t k : change->ranks)
+      if (k >= 0 && size_t(k) < ranks) r.fixed[size_t(k)] = 1, r.any_fixed = true;
+    for (int32_t k : change->links)
+      if (k >= 0 && size_t(k) < ranks) r.link[size_t(k)] = 1, r.any_link = true;
+    for (uint32_t c : change->comms)
+      if (c < comms) r.comm[c] = 1;
+  }
+  const bool balance = change && change->balance_stages;
+  std::vector<double> t(steps.size(), 0);  // by step
   double first = 1e300, end = -1e300;  // over the window (the lead-in only holds it up)
-  for (uint32_t n : order) {
-    if (n >= E) {  // an op's end: the last (replayed) arrival plus its transfer
-      const auto& op = ops[n - E];
-      double last = -1e300, transfer = op.transfer;
-      bool by_rank = false;  // a member's own link is slow
-      for (uint32_t i = op.first; i < op.first + op.count; ++i) {
-        last = std::max(last, t[by_op[i]]);
-        by_rank = by_rank || listed(link_ranks, entries[by_op[i]].rank);
-      }
-      if (change && change->hide_communication) transfer = 0;
-      const bool by_comm = change && std::find(change->comms.begin(), change->comms.end(), op.comm) != change->comms.end();
-      if (by_rank || by_comm) transfer = std::min(transfer, like_median(op, *change, by_rank));
-      t[n] = last + transfer;
-      if (op.window) end = std::max(end, t[n]);
+  size_t ready_k = 0;                   // the next of readies
+  for (uint32_t p = 0, from = 0; p < steps.size(); from = steps[p++].preds_end) {
+    const Step& s = steps[p];
+    if (s.kind & kOpStep) {
+      t[p] = op_end(s, t.data(), preds.data() + from, r);
+      if (s.kind & kWindowStep) end = std::max(end, t[p]);
       continue;
     }
-    const Entry& e = entries[n];
-    if (e.fixed) {
-      t[n] = e.arrival;
-      if (ops[e.op].window) first = std::min(first, t[n]);
+    if (s.kind & kFixedStep) {
+      t[p] = s.value;
+      if (s.kind & kWindowStep) first = std::min(first, t[p]);
       continue;
     }
-    double ready = e.prev >= 0 ? t[size_t(e.prev)] : -1e300, gap = e.gap;
-    for (uint32_t d = dep_first[n]; d < dep_first[n + 1]; ++d) ready = std::max(ready, t[E + deps[d]]);
-    if (e.ready_op >= 0) ready = std::max(ready, t[E + size_t(e.ready_op)] + e.lead);
-    // At its peers' median, never slower than it was: a peer's gap may be measured from another
+    double ready = -1e300, gap = s.value;  // the latest of the prev, the deps and the ready op (+ lead)
+    for (uint32_t i = from; i < s.preds_end; ++i) ready = std::max(ready, t[preds[i]]);
+    if (s.kind & kReadyStep) ready = std::max(ready, t[readies[ready_k].first] + readies[ready_k].second), ++ready_k;
+    // At its role peers' median at the same point (the fixed ranks left out; its own gap where no
+    // peer has that point), never slower than it was: a peer's gap may be measured from another
     // dependency than the rank's own (the order of near-simultaneous events differs).
-    if (listed(fixed_ranks, e.rank)) gap = std::min(gap, peer_median(n, fixed_ranks));
-    if (change && change->balance_stages) {
-      const auto it = stage_work.find(role_of(e.rank));
-      if (it != stage_work.end() && it->second > 0) gap *= mean_work / it->second;
+    if (r.any_fixed && r.fixed[s.who]) {
+      const Entry& en = entries[s.node];
+      const auto kept = [&](uint32_t rank) { return !r.fixed[rank]; };
+      gap = std::min(gap, kept_median(group(peer_gaps, peer_first, en.peers), kept, en.gap, r.buf));
     }
-    t[n] = ready + gap;
-    if (ops[e.op].window) first = std::min(first, t[n]);
+    if (balance) gap *= stage_scale[s.who];
+    t[p] = ready + gap;
+    if (s.kind & kWindowStep) first = std::min(first, t[p]);
   }
   return end > first ? end - first : 0;
-}
-
-RecordIndex::RecordIndex(const BlameRecords& r) {
-  // Members by op (record order within an op); ops by iteration (an index of the op's last
-  // arriver's iterations: at most its count, or -1).
-  members_ = common::group_by(r.members.size(), r.ops.size(), [&](size_t k) { return size_t(r.members[k].op); });
-  int32_t hi = 0;
-  lowest_ = 0;
-  for (const auto& o : r.ops) lowest_ = std::min(lowest_, o.iteration), hi = std::max(hi, o.iteration);
-  by_iteration_ = common::group_by(r.ops.size(), size_t(int64_t(hi) - lowest_ + 1),
-                                   [&](size_t i) { return size_t(int64_t(r.ops[i].iteration) - lowest_); });
-}
-
-std::vector<uint32_t> RecordIndex::ops_in(int32_t first, int32_t end) const {
-  const auto& f = by_iteration_.first;
-  const int64_t slots = int64_t(f.size()) - 1;
-  const int64_t a = std::clamp<int64_t>(int64_t(first) - lowest_, 0, slots), b = std::clamp<int64_t>(int64_t(end) - lowest_, 0, slots);
-  std::vector<uint32_t> out;
-  if (a >= b) return out;
-  out.assign(by_iteration_.ids.begin() + f[size_t(a)], by_iteration_.ids.begin() + f[size_t(b)]);
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 WhatIfReplay::WhatIfReplay(const WhatIfInputs& in) : m_(std::make_unique<Model>()) {
