@@ -18,9 +18,12 @@ namespace collectives {
 
 // Pairs (i < j) of the streams whose first end times are `ends[i]` that share a bucket in some
 // band; streams with fewer than 3 ends (too few to tell: the score accepts them) pair with all.
-// A bucket larger than `wide_bucket` pairs each stream with its next `wide_bucket` neighbours
-// only: the caller joins verified pairs into components, so connectivity is what matters.
+// A bucket larger than `wide_bucket` pairs each stream with its `wide_bucket` nearest neighbours
+// in the order of their mean interval over the band (members agree on it to the ends' noise):
+// the caller joins verified pairs into components, so connectivity is what matters. `only`: when
+// given, the pairs that hold a stream marked there (a search from a few seeds).
 std::vector<std::pair<uint32_t, uint32_t>> candidate_pairs(const std::vector<const std::vector<int64_t>*>& ends,
-                                                           int64_t cell_ns, size_t wide_bucket = 64);
+                                                           int64_t cell_ns, size_t wide_bucket = 64,
+                                                           const std::vector<uint8_t>* only = nullptr);
 
 }  // namespace collectives

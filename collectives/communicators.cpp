@@ -129,7 +129,7 @@ std::vector<Scored> near_pairs(const Family& f, const CommunicatorOptions& opt, 
   }
   std::vector<const std::vector<int64_t>*> ends;
   for (const auto* s : f.s) ends.push_back(&s->first_ends);
-  std::vector<Scored> found = score_pairs(f, candidate_pairs(ends, opt.coherence_ns), opt, split);
+  std::vector<Scored> found = score_pairs(f, candidate_pairs(ends, opt.coherence_ns, opt.candidate_neighbours), opt, split);
   std::vector<int64_t> best(n, INT64_MAX);
   for (const auto& p : found) best[p.i] = std::min(best[p.i], p.score), best[p.j] = std::min(best[p.j], p.score);
   for (uint32_t i = 0; i < n; ++i)  // the same on every process: `found` is everyone's

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "candidate_pairs.hpp"
@@ -40,26 +41,71 @@ size_t overlapping(const std::vector<int64_t>& e, const std::vector<int64_t>& ot
   return n;
 }
 
-std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int64_t max_off, const CommunicatorOptions& opt) {
-  struct D {
-    int64_t d;
-    uint32_t i, j;
-  };
-  std::vector<D> ds;
-  for (uint32_t i = 0; i < a.first_ends.size(); ++i)
-    for (uint32_t j = 0; j < b.first_ends.size(); ++j)
-      if (const __int128 d = __int128(a.first_ends[i]) - b.first_ends[j]; d <= max_off && -d <= max_off)
-        ds.push_back({int64_t(d), i, j});  // |d| <= max_off: fits
-  if (ds.size() < opt.p2p_min_ops) return std::nullopt;
-  std::sort(ds.begin(), ds.end(), [](auto& x, auto& y) { return x.d < y.d; });
-  size_t bl = 0, bh = 0;  // densest window of differences: the offset of a true peer
-  for (size_t lo = 0, hi = 0; hi < ds.size(); ++hi) {
-    while (sat_sub(ds[hi].d, ds[lo].d) > opt.p2p_window_ns) ++lo;
-    if (hi - lo > bh - bl) bl = lo, bh = hi;
+// The differences d = end(a) - end(b) within `max_off`, bucketed (`nb` buckets, each wider than
+// the window: a window of width p2p_window_ns lies in two adjacent ones). The densest such window (the first
+// in ascending d among equals, as a scan of all differences sorted would find it) is the offset of
+// a true peer; only bucket pairs that could beat the best so far are sorted (a pair of streams
+// holds ~4,000 differences, the densest window a few dozen).
+struct D {
+  int64_t d;
+  uint32_t i, j;
+  uint32_t bucket;
+};
+std::vector<D> densest_window(const std::vector<D>& ds, size_t nb, int64_t window_ns) {
+  std::vector<uint32_t> first(nb + 1, 0);
+  for (const auto& x : ds) ++first[x.bucket + 1];
+  for (size_t b = 0; b < nb; ++b) first[b + 1] += first[b];
+  std::vector<D> by(ds.size());
+  std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+  for (const auto& x : ds) by[fill[x.bucket]++] = x;
+  std::vector<D> two, best;
+  size_t best_n = 0;
+  for (size_t b = 0; b < nb; ++b) {  // windows ending in bucket b start in b - 1 or b
+    const size_t from = first[b > 0 ? b - 1 : 0], to = first[b + 1];
+    if (to - first[b] == 0 || to - from <= best_n) continue;
+    two.assign(by.begin() + long(from), by.begin() + long(to));
+    std::sort(two.begin(), two.end(), [](auto& x, auto& y) { return x.d < y.d; });
+    const size_t mine = first[b] - from;  // elements of bucket b - 1 come first
+    for (size_t lo = 0, hi = 0; hi < two.size(); ++hi) {
+      while (sat_sub(two[hi].d, two[lo].d) > window_ns) ++lo;
+      if (hi >= mine && hi - lo + 1 > best_n) best_n = hi - lo + 1, best.assign(two.begin() + long(lo), two.begin() + long(hi) + 1);
+    }
   }
-  const int64_t mode = ds[bl + (bh - bl) / 2].d;
-  std::vector<D> in(ds.begin() + long(bl), ds.begin() + long(bh) + 1);
-  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) { return abs_diff(x.d, mode) < abs_diff(y.d, mode); });
+  return best;
+}
+
+std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int64_t max_off, const CommunicatorOptions& opt) {
+  // Buckets of d + max_off by a multiplication, not a division per difference; a bucket at least
+  // the window's width plus one (rounding is far below a nanosecond at these magnitudes).
+  max_off = std::clamp<int64_t>(max_off, 0, int64_t(1) << 60);
+  // At most 64k buckets, wider ones where the offsets allowed are many windows wide.
+  const double per = std::min(1.0 / double(std::max<int64_t>(opt.p2p_window_ns, 0) + 2), 65534.0 / double(2 * max_off + 1));
+  const size_t nb = size_t(double(2 * max_off) * per) + 2;
+  std::vector<D> ds;
+  ds.reserve(a.first_ends.size() * b.first_ends.size());
+  auto add = [&](int64_t d, uint32_t i, uint32_t j) {  // |d| <= max_off
+    ds.push_back({d, i, j, uint32_t(std::min(double(nb - 1), double(d + max_off) * per))});
+  };
+  // Ends within 2^61 of 0 (any real clock) differ without overflow in 64 bits.
+  auto sane = [](const std::vector<int64_t>& e) {
+    return std::all_of(e.begin(), e.end(), [](int64_t x) { return x > -(int64_t(1) << 61) && x < (int64_t(1) << 61); });
+  };
+  if (sane(a.first_ends) && sane(b.first_ends)) {
+    for (uint32_t i = 0; i < a.first_ends.size(); ++i)
+      for (uint32_t j = 0; j < b.first_ends.size(); ++j)
+        if (const int64_t d = a.first_ends[i] - b.first_ends[j]; d <= max_off && -d <= max_off) add(d, i, j);
+  } else {
+    for (uint32_t i = 0; i < a.first_ends.size(); ++i)
+      for (uint32_t j = 0; j < b.first_ends.size(); ++j)
+        if (const __int128 d = __int128(a.first_ends[i]) - b.first_ends[j]; d <= max_off && -d <= max_off) add(int64_t(d), i, j);
+  }
+  if (ds.size() < opt.p2p_min_ops) return std::nullopt;
+  std::vector<D> in = densest_window(ds, nb, opt.p2p_window_ns);
+  const int64_t mode = in[(in.size() - 1) / 2].d;
+  // Closest to the offset first; equals in a fixed order (the pairing below depends on it).
+  std::sort(in.begin(), in.end(), [&](auto& x, auto& y) {
+    return std::make_tuple(abs_diff(x.d, mode), x.d, x.i, x.j) < std::make_tuple(abs_diff(y.d, mode), y.d, y.i, y.j);
+  });
   Cand c;
   c.used_a.assign(a.first_ends.size(), 0), c.used_b.assign(b.first_ends.size(), 0);
   std::vector<int64_t> dist;
@@ -186,7 +232,9 @@ std::set<int32_t> CandidateSearch::seed_distances() {
   if (by_buckets_) {
     std::vector<const std::vector<int64_t>*> ends;
     for (const auto* x : s_) ends.push_back(&x->first_ends);
-    for (const auto& [a, b] : candidate_pairs(ends, opt_.coherence_ns)) {
+    std::vector<uint8_t> is_seed(s_.size(), 0);
+    for (size_t i = 0; i < s_.size(); ++i) is_seed[i] = seed_of[i] != SIZE_MAX;
+    for (const auto& [a, b] : candidate_pairs(ends, opt_.coherence_ns, 64, &is_seed)) {
       if (seed_of[a] != SIZE_MAX) mates[seed_of[a]].push_back({a, b});
       if (seed_of[b] != SIZE_MAX) mates[seed_of[b]].push_back({b, a});
     }

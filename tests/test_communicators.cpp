@@ -304,3 +304,42 @@ TEST(Communicators, CandidatePairsPairMembersNotEveryone) {
   const size_t n = ends.size();
   EXPECT_LT(pairs.size(), n * 20) << "of " << n * (n - 1) / 2 << " pairs";
 }
+
+// A crowded bucket: every group runs one schedule, apart by less than a cell (distinct TP groups
+// of one pipeline stage), and the streams come in no useful order. Each stream's candidates still
+// hold a member of its own group (its best partner), and the pairs stay a small multiple of the
+// streams: within a bucket the nearest by the band's mean interval are the members.
+TEST(Communicators, CandidatePairsFindMembersInCrowdedBuckets) {
+  std::mt19937_64 rng(23);
+  const int groups = 1000, size = 4;
+  std::vector<int64_t> schedule{0};
+  for (int k = 1; k < 64; ++k) schedule.push_back(schedule.back() + 1'500'000);
+  std::normal_distribution<double> group_jitter(0, 20'000), noise(0, 1'000);
+  std::uniform_int_distribution<int64_t> offset(-50'000'000, 50'000'000);
+  std::vector<std::vector<int64_t>> ends;
+  std::vector<int> group_of;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<int64_t> t;
+    int64_t drift = 0;
+    for (int64_t x : schedule) drift += int64_t(group_jitter(rng)), t.push_back(x + drift);
+    for (int m = 0; m < size; ++m) {
+      const int64_t off = offset(rng);
+      ends.emplace_back();
+      for (int64_t x : t) ends.back().push_back(x + off + int64_t(noise(rng)));
+      group_of.push_back(g);
+    }
+  }
+  std::vector<size_t> order(ends.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<const std::vector<int64_t>*> ptrs;
+  std::vector<int> group;
+  for (size_t i : order) ptrs.push_back(&ends[i]), group.push_back(group_of[i]);
+  const auto pairs = candidate_pairs(ptrs, 100'000, CommunicatorOptions{}.candidate_neighbours);
+  std::vector<uint8_t> has_member(ptrs.size(), 0);
+  for (const auto& [a, b] : pairs)
+    if (group[a] == group[b]) has_member[a] = has_member[b] = 1;
+  EXPECT_EQ(std::count(has_member.begin(), has_member.end(), 1), long(ptrs.size()));
+  const size_t all = ptrs.size() * (ptrs.size() - 1) / 2;
+  EXPECT_LT(pairs.size(), all / 4) << "of " << all << " pairs";
+}

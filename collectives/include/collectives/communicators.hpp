@@ -91,6 +91,9 @@ struct CommunicatorOptions {
   // not every pair: the same near pairs wherever a group's members share a bucket, which they do
   // with near certainty; below it every pair is scored (cheap, and exact by construction).
   size_t exact_family_streams = 512;
+  // Each stream's candidates in a crowded bucket: its nearest this many by the band's mean interval
+  // (candidate_pairs.hpp). 16k ranks: 3.1M candidate pairs at 16, 11.3M at 64, the same groups.
+  size_t candidate_neighbours = 16;
   // p2p links (p2p_links.hpp): the ends of one op coincide within p2p_window_ns (real pairs
   // ~10 us); a link needs p2p_min_ops coinciding ops, at least p2p_min_percent of the fewer
   // overlapping ops of its two streams, and at most p2p_max_clash_percent of them claimed by an
