@@ -13,7 +13,7 @@ SERIES="${SERIES:-16384:4x16x256:2 32768:4x32x256:2 65536:4x64x256:2 16384:4x16x
 DATA="${DATA:-/tmp/ss-scale-series}"
 cmake --build "$BUILD" -j "$JOBS" --target scale_records >/dev/null
 mkdir -p "$DATA"
-printf "| ranks | layout | processes | wall s | max RSS per process MB | process 0 RSS MB | read s | infer s | replay s | root blame s | what-if s | HDF5 s | verdict |\n"
+printf "| ranks | layout | processes | wall s | max RSS per process MB | process 0 RSS MB | read s | infer s | replay s | gather records s | what-if and root blame s | HDF5 s | verdict |\n"
 printf "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 for item in $SERIES; do
   IFS=: read -r ranks layout np <<<"$item"
@@ -39,7 +39,7 @@ verdict = ",".join(f"{x['rank']}:{x['cause']}" for x in s["stragglers"]) or "non
 p0 = [p for p in procs if p["process"] == 0][0]
 print(f"| {ranks} | {layout} | {np} | {max(p['seconds'] for p in procs):.1f} | {max(p['max_rss_mb'] for p in procs):.0f} | "
       f"{p0['max_rss_mb']:.0f} | {stage.get('read and per-rank metrics', 0):.1f} | {stage.get('infer communicators', 0):.1f} | "
-      f"{stage.get('replay owned communicators', 0) + stage.get('align clocks', 0):.1f} | {stage.get('root blame (process 0)', 0):.1f} | "
+      f"{stage.get('replay owned communicators', 0) + stage.get('align clocks', 0):.1f} | {stage.get('gather op records (process 0)', 0) + stage.get('root blame (process 0)', 0):.1f} | "
       f"{whatif:.1f} | {stage.get('write HDF5', 0):.1f} | {verdict} |")
 PY
   rm -rf "$dir/in" "$dir/out.h5"

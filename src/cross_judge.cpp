@@ -168,9 +168,10 @@ double root_blame_cost(const c::BlameRecords* records) {
   if (!records) return 0;
   int32_t iterations = 0;
   for (const auto& o : records->ops) iterations = std::max(iterations, o.iteration + 1);
-  // Measured at 512 ranks: following the chains of N iterations takes about as long as
-  // replaying N * kPerIteration window units (analyses::window_cost).
-  constexpr double kPerIteration = 2.5;
+  // Following the chains of N iterations takes about as long as replaying N * kPerIteration window
+  // units (analyses::window_cost): measured 5.7 at 512 ranks (TP2, DP64), 11 at 8k synthesized
+  // ranks (DP256: more roots per op). An estimate: the windows are shared out around it.
+  constexpr double kPerIteration = 6;
   return kPerIteration * double(iterations);
 }
 
