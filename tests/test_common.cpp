@@ -161,6 +161,10 @@ TEST(Tasks, EveryTaskOnceHeartbeatOnTheCaller) {
   std::atomic<int> after{0};
   std::vector<std::function<void()>> failing{[] { throw std::runtime_error("task 0 failed"); }, [&] { ++after; }};
   EXPECT_THROW(common::run_tasks(failing, 2), std::runtime_error);
+  // A heartbeat that fails (the job ended elsewhere) ends the run the same way, never std::terminate.
+  std::vector<std::function<void()>> slow(4, [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
+  EXPECT_THROW(common::run_tasks(slow, 2, [] { throw std::runtime_error("job ended"); }, std::chrono::milliseconds(1)),
+               std::runtime_error);
   common::run_tasks({}, 4);  // nothing to do: returns
 }
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace common {
@@ -23,37 +24,54 @@ void run_tasks(const std::vector<std::function<void()>>& tasks, int threads, con
   std::condition_variable cv;
   std::exception_ptr error;
   size_t running = 0;
-  // Takes tasks until none is left (or one failed); returns whether the caller should beat.
+  auto fail = [&] {  // the first failure stops the rest; every thread is still joined
+    std::lock_guard lock(mu);
+    if (!error) error = std::current_exception();
+    next = tasks.size();
+  };
+  auto safe_beat = [&] {
+    try {
+      if (beat) beat();
+    } catch (...) {
+      fail();
+    }
+  };
+  // Takes tasks until none is left (or one failed).
   auto work = [&](bool main) {
     for (size_t k; (k = next.fetch_add(1)) < tasks.size();) {
       try {
         tasks[k]();
       } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next = tasks.size();
+        fail();
       }
-      if (main && beat) beat();
+      if (main) safe_beat();
     }
   };
   // Threads beyond the calling one: never more than there are tasks to share.
   const size_t helpers = std::min(size_t(std::max(threads, 1)) - 1, tasks.empty() ? 0 : tasks.size() - 1);
   std::vector<std::thread> pool;
   running = helpers;
-  for (size_t i = 0; i < helpers; ++i)
-    pool.emplace_back([&] {
-      work(false);
+  for (size_t i = 0; i < helpers; ++i) {
+    try {
+      pool.emplace_back([&] {
+        work(false);
+        std::lock_guard lock(mu);
+        --running;
+        cv.notify_all();
+      });
+    } catch (const std::system_error&) {  // no more threads to be had: fewer share the tasks
       std::lock_guard lock(mu);
-      --running;
-      cv.notify_all();
-    });
+      running -= helpers - i;
+      break;
+    }
+  }
   work(true);
   {
     std::unique_lock lock(mu);
     while (running > 0)
-      if (!cv.wait_for(lock, period, [&] { return running == 0; }) && beat) {
+      if (!cv.wait_for(lock, period, [&] { return running == 0; })) {
         lock.unlock();
-        beat();
+        safe_beat();
         lock.lock();
       }
   }
