@@ -142,32 +142,10 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
   c::number_in_pipeline_group(res.desync, inf.inference.comms);
 }
 
-void gather_op_records(Exchange& x, c::BlameRecords&& mine, c::BlameRecords& all) {
-  const bool root = x.transport().rank() == 0;
-  std::vector<std::string> to(size_t(x.size()));
-  if (!root) to[0] = pack_list(std::vector<c::BlameRecords>{mine});
-  const auto got = x.alltoall(to);
-  all = {};
-  if (root) {
-    all = std::move(mine);  // its own first, as a copy through the exchange would put them
-    for (size_t p = 1; p < got.size(); ++p) {
-      std::vector<c::BlameRecords> part;
-      unpack_list(got[p], part);
-      for (const auto& r : part) {
-        const uint32_t base = uint32_t(all.ops.size());
-        all.ops.insert(all.ops.end(), r.ops.begin(), r.ops.end());
-        for (auto m : r.members) m.op += base, all.members.push_back(m);
-      }
-    }
-  }
-  mine = {};
-  x.transport().alive();
-}
-
-double root_blame_cost(const c::BlameRecords* records) {
-  if (!records) return 0;
-  int32_t iterations = 0;
-  for (const auto& o : records->ops) iterations = std::max(iterations, o.iteration + 1);
+double root_blame_cost(Transport& t, const c::BlameRecords& mine) {
+  int64_t iterations = 0;
+  for (const auto& o : mine.ops) iterations = std::max<int64_t>(iterations, int64_t(o.iteration) + 1);
+  iterations = t.reduce(iterations, Transport::Op::Max);
   // Following the chains of N iterations takes about as long as replaying N * kPerIteration window
   // units (analyses::window_cost): measured 5.7 at 512 ranks (TP2, DP64), 11 at 8k synthesized
   // ranks (DP256: more roots per op). An estimate: the windows are shared out around it.

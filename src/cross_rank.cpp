@@ -260,13 +260,6 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   timings().mark("replay owned communicators");
   collect_desync(x, rp, inf, local, world, res);
   timings().mark("desync");
-  {
-    auto gathered = std::make_shared<c::BlameRecords>();
-    gather_op_records(x, std::move(rp.blame), *gathered);
-    if (t.rank() == 0) res.op_records = std::move(gathered);
-  }
-  timings().mark("gather op records (process 0)");
-  rp.blame = {};
   res.acc = std::move(rp.acc);
   merge_sums(t, res.acc, local);
   timings().mark("per-rank sums");
@@ -274,18 +267,17 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   res.bytes_exchanged = x.sent();
   res.bytes_exchanged_total = t.reduce(res.bytes_exchanged, Transport::Op::Sum);
   timings().mark("evidence and verdict");
-  // Root blame feeds the rank rows only: process 0 follows its chains beside its what-if windows.
+  // Root blame feeds the rank rows only: process 0 follows its chains, on every op record, beside
+  // its what-if windows. The verdict's costs are what fixing each problem buys: the what-if
+  // replay's (docs/costs.md).
   c::RootBlame blame;
-  std::function<void()> blame_task;
-  if (res.op_records) blame_task = [&] { blame = c::root_blame(*res.op_records, world); };
-  // The verdict's costs are what fixing each problem buys: the what-if replay's (docs/costs.md).
-  auto pm = std::make_shared<analyses::PostMortem>(
-      analyses::shared_post_mortem(t, res, blame_task, root_blame_cost(res.op_records.get())));
+  const double blame_cost = root_blame_cost(t, rp.blame);
+  auto pm = std::make_shared<analyses::PostMortem>(analyses::shared_post_mortem(
+      t, res, std::move(rp.blame), [&](const c::BlameRecords& all) { blame = c::root_blame(all, world); }, blame_cost));
   analyses::charge_costs(*pm, res.verdict);
   res.post_mortem = std::move(pm);
   res.root_blame = share_root_blame(x, std::move(blame), world);
   timings().mark("root blame to every process");
-  timings().mark("what-if replay");
   return res;
 }
 

@@ -109,12 +109,9 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
 void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const std::vector<CrossRankInput>& local,
                     int world, CrossRankResults& res);
 
-// 5b. Every op record (collectives/root_blame.hpp) to process 0, kept there in `gathered`: root
-// blame follows the chains in time order, and the what-if replay (collectives/what_if.hpp) runs
-// on them after the verdict.
-void gather_op_records(Exchange& x, collectives::BlameRecords&& mine, collectives::BlameRecords& gathered);
-// Root blame's share of the post-mortem's work on process 0, in window units (what_if.hpp).
-double root_blame_cost(const collectives::BlameRecords* records);
+// 5b. Root blame's share of the post-mortem's work on process 0, in window units (what_if.hpp);
+// the same on every process. Root blame itself runs in the post-mortem, on every op record.
+double root_blame_cost(Transport& t, const collectives::BlameRecords& mine);
 // Process 0's root blame (empty elsewhere) on every process.
 collectives::RootBlame share_root_blame(Exchange& x, collectives::RootBlame rb, int world);
 

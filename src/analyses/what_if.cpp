@@ -129,16 +129,8 @@ double window_cost(const PostMortemWindow& w) { return double(w.end - w.first + 
 
 namespace {
 
-// What process 0 sends each process: its windows (indexes into the list) and the op records of
-// their iterations.
-struct WindowShare {
-  std::vector<uint32_t> ids;
-  std::vector<PostMortemWindow> windows;
-  c::BlameRecords records;
-};
-
 // Windows to processes, the costliest first to the least loaded (a window's cost: the iterations
-// it replays, the lead-in included, times its replays).
+// it replays, the lead-in included, times its replays); the same on every process.
 // `load_0`: work process 0 does beside its windows, in window_cost's units.
 std::vector<int> window_owners(const std::vector<PostMortemWindow>& windows, int processes, double load_0) {
   std::vector<double> cost, load(size_t(std::max(processes, 1)), 0.0);
@@ -160,14 +152,10 @@ c::BlameRecords records_for(const c::BlameRecords& all, const c::RecordIndex& in
       if (size_t(i - lowest) >= wanted.size()) wanted.resize(size_t(i - lowest) + 1, 0);
       wanted[size_t(i - lowest)] = 1;
     }
-  std::vector<uint32_t> ops;
+  c::BlameRecords out;
   for (uint32_t o = 0; o < all.ops.size(); ++o) {
     const int64_t slot = int64_t(all.ops[o].iteration) - lowest;
-    if (slot >= 0 && size_t(slot) < wanted.size() && wanted[size_t(slot)]) ops.push_back(o);
-  }
-  c::BlameRecords out;
-  out.ops.reserve(ops.size());
-  for (uint32_t o : ops) {
+    if (slot < 0 || size_t(slot) >= wanted.size() || !wanted[size_t(slot)]) continue;
     const uint32_t id = uint32_t(out.ops.size());
     out.ops.push_back(all.ops[o]);
     for (uint32_t k : index.members_of(o)) {
@@ -179,54 +167,53 @@ c::BlameRecords records_for(const c::BlameRecords& all, const c::RecordIndex& in
   return out;
 }
 
-}  // namespace
-
-}  // namespace straggler::analyses
-
-namespace straggler {
-template <>
-struct Wire<analyses::PostMortemWindow> {
-  static void fields(auto& ar, auto& w) { ar(w.first, w.end, w.from_number, w.to_number, w.step_ms, w.phase, w.iteration); }
-};
-template <>
-struct Wire<analyses::WindowShare> {
-  static void fields(auto& ar, auto& s) { ar(s.ids, s.windows, s.records); }
-};
-}  // namespace straggler
-
-namespace straggler::analyses {
-
-namespace {
-
-// Process 0: every other process's share, packed; its own windows in `own` (replayed from all
-// the records there, without a copy).
-std::vector<std::string> pack_shares(const CrossRankResults& x, const c::RecordIndex& index,
-                                     const std::vector<PostMortemWindow>& windows, int processes, double load_0,
-                                     WindowShare& own) {
-  auto to = std::vector<std::string>(size_t(processes));
-  const auto owner = window_owners(windows, processes, load_0);
-  for (int p = 0; p < processes; ++p) {
-    WindowShare share;
-    for (size_t k = 0; k < windows.size(); ++k)
-      if (owner[k] == p) share.ids.push_back(uint32_t(k)), share.windows.push_back(windows[k]);
-    if (p == 0) {
-      own = std::move(share);
-      continue;
-    }
-    share.records = records_for(*x.op_records, index, share.windows);
-    ByteWriter w;
-    put(w, share);
-    to[size_t(p)] = w.bytes();
-  }
-  return to;
+// Appends `part` to `into`, its ops renumbered.
+void append_records(c::BlameRecords& into, const c::BlameRecords& part) {
+  const uint32_t base = uint32_t(into.ops.size());
+  into.ops.insert(into.ops.end(), part.ops.begin(), part.ops.end());
+  for (auto m : part.members) m.op += base, into.members.push_back(m);
 }
 
-// A share's windows replayed (beside `also`, process 0's other work) on the process's threads;
-// their ids and results packed into `out`. Only the calling thread talks to the transport.
-void replay_share(Transport& t, const CrossRankResults& x, const c::BlameRecords& rec, const c::RecordIndex& index,
-                  const WindowShare& share, const std::vector<double>& work, const std::function<void()>& also,
-                  ByteWriter& out) {
-  std::vector<WindowResult> res(share.windows.size());
+// The op records, sent once (each process holds its communicators'): all of them to process 0
+// (root blame follows every op in time order), and to each other process those of its windows'
+// iterations. Both come out in process order, as one gather of everything would give them, so a
+// window replays the same records wherever it runs. Process 0's are `all`, the others' `share`.
+void send_records(Transport& t, c::BlameRecords&& mine, const std::vector<std::vector<PostMortemWindow>>& of_process,
+                  c::BlameRecords& all, c::BlameRecords& share) {
+  const int P = t.size(), me = t.rank();
+  const c::RecordIndex index(mine);
+  auto to = std::vector<std::string>(size_t(P));
+  auto pack = [](const c::BlameRecords& r) {
+    ByteWriter w;
+    put(w, r);
+    return w.bytes();
+  };
+  for (int q = 0; q < P; ++q)
+    if (q != me) to[size_t(q)] = q == 0 ? pack(mine) : pack(records_for(mine, index, of_process[size_t(q)]));
+  c::BlameRecords own = me == 0 ? c::BlameRecords{} : records_for(mine, index, of_process[size_t(me)]);
+  if (me == 0) all = std::move(mine);
+  mine = {};
+  const auto got = t.alltoall(to);
+  to.clear();
+  c::BlameRecords& into = me == 0 ? all : share;
+  for (int p = 0; p < P; ++p) {
+    if (p == me) {
+      if (me != 0) append_records(into, own);
+      continue;
+    }
+    if (got[size_t(p)].empty()) continue;
+    ByteReader r(got[size_t(p)]);
+    append_records(into, get<c::BlameRecords>(r));
+  }
+}
+
+// A process's windows replayed (beside `also`, process 0's other work) on the process's threads;
+// their results packed into `out` in window order. Only the calling thread talks to the transport.
+void replay_share(Transport& t, const CrossRankResults& x, const c::BlameRecords& rec,
+                  const std::vector<PostMortemWindow>& windows, const std::vector<double>& work,
+                  const std::function<void()>& also, ByteWriter& out) {
+  const c::RecordIndex index(rec);
+  std::vector<WindowResult> res(windows.size());
   std::vector<std::function<void()>> tasks;
   if (also) tasks.push_back(also);
   // After each replay a sign of life, from the calling thread only (MPI stays on one thread).
@@ -234,65 +221,66 @@ void replay_share(Transport& t, const CrossRankResults& x, const c::BlameRecords
   const std::function<void()> progress = [&t, caller] {
     if (std::this_thread::get_id() == caller) t.alive();
   };
-  for (size_t k = 0; k < share.windows.size(); ++k)
-    tasks.push_back([&, k] { res[k] = replay_window(x, rec, index, share.windows[k], work, progress); });
+  for (size_t k = 0; k < windows.size(); ++k)
+    tasks.push_back([&, k] { res[k] = replay_window(x, rec, index, windows[k], work, progress); });
   common::run_tasks(tasks, common::process_threads(), [&t] { t.alive(); });
-  put(out, share.ids);
   for (const auto& r : res) what_if_table().pack(out, r.what_if), waterfall_table().pack(out, r.waterfall);
 }
 
-}  // namespace
-
-PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x, const std::function<void()>& also_on_0,
-                              double also_cost) {
-  // Each rank's compute time over its iterations (the stage balance), from the verdict's evidence.
+// Each rank's compute time over its iterations (the stage balance), from the verdict's evidence.
+std::vector<double> work_of(const CrossRankResults& x) {
   std::vector<double> work(x.acc.ops.size(), 0.0);
   for (size_t k = 0; k < x.evidence_ranks.size() && k < x.compute_ms.size(); ++k)
     if (x.evidence_ranks[k] >= 0 && size_t(x.evidence_ranks[k]) < work.size())
       for (double v : x.compute_ms[k]) work[size_t(x.evidence_ranks[k])] += v;
-  // Process 0 plans and sends each process its share; the replays run everywhere at once.
-  std::vector<PostMortemWindow> windows;
-  std::vector<std::string> to(size_t(t.size()));
-  std::optional<c::RecordIndex> index;
-  WindowShare own;
-  if (t.rank() == 0 && x.op_records) {
-    windows = post_mortem_windows(x);
-    index.emplace(*x.op_records);
-    to = pack_shares(x, *index, windows, t.size(), also_on_0 ? also_cost : 0.0, own);
+  return work;
+}
+
+// Process 0: the windows' results from every process's packed results, in window order.
+PostMortem assemble(const std::vector<PostMortemWindow>& windows, const std::vector<int>& owner,
+                    const std::vector<std::string>& parts) {
+  std::vector<WindowResult> results(windows.size());
+  for (size_t p = 0; p < parts.size(); ++p) {
+    if (parts[p].empty()) continue;
+    ByteReader r(parts[p]);
+    for (size_t k = 0; k < windows.size(); ++k)
+      if (owner[k] == int(p)) results[k].what_if = what_if_table().unpack(r), results[k].waterfall = waterfall_table().unpack(r);
   }
-  timings().mark("what-if: plan and pack");
-  const auto got = t.alltoall(to);
-  to.clear();
+  return assemble_post_mortem(windows, std::move(results));
+}
+
+}  // namespace
+
+PostMortem shared_post_mortem(Transport& t, CrossRankResults& x, collectives::BlameRecords&& mine,
+                              const std::function<void(const collectives::BlameRecords&)>& on_all_records,
+                              double cost_on_0) {
+  // Every process plans alike (the verdict and step times are the same everywhere).
+  const std::vector<PostMortemWindow> windows = post_mortem_windows(x);
+  const std::vector<int> owner = window_owners(windows, t.size(), on_all_records ? cost_on_0 : 0.0);
+  std::vector<std::vector<PostMortemWindow>> of_process(size_t(t.size()));
+  for (size_t k = 0; k < windows.size(); ++k) of_process[size_t(owner[k])].push_back(windows[k]);
+  auto all = std::make_shared<c::BlameRecords>();
+  c::BlameRecords share;
+  send_records(t, std::move(mine), of_process, *all, share);
   timings().mark("what-if: send records");
-  ByteWriter mine;
-  if (index) {
-    replay_share(t, x, *x.op_records, *index, own, work, also_on_0, mine);
-  } else if (!got.at(0).empty()) {
-    ByteReader r(got[0]);
-    const auto share = get<WindowShare>(r);
-    replay_share(t, x, share.records, c::RecordIndex(share.records), share, work, {}, mine);
-  }
-  if (t.rank() == 0 && !index && also_on_0) also_on_0();
-  timings().mark("what-if: replay own windows");
-  const auto parts = t.gather(mine.bytes(), 0);
-  timings().mark("what-if: gather");
-  ByteWriter w;
-  PostMortem pm;
+  ByteWriter packed;
+  const auto& own = of_process[size_t(t.rank())];
   if (t.rank() == 0) {
-    std::vector<WindowResult> results(windows.size());
-    for (const auto& part : parts) {
-      if (part.empty()) continue;
-      ByteReader r(part);
-      for (uint32_t k : get<std::vector<uint32_t>>(r)) {
-        results.at(k).what_if = what_if_table().unpack(r);
-        results.at(k).waterfall = waterfall_table().unpack(r);
-      }
-    }
-    pm = assemble_post_mortem(windows, std::move(results));
+    x.op_records = all;
+    const std::function<void()> also = on_all_records ? std::function<void()>([&] { on_all_records(*all); }) : nullptr;
+    replay_share(t, x, *all, own, work_of(x), also, packed);
+  } else {
+    replay_share(t, x, share, own, work_of(x), {}, packed);
   }
+  timings().mark("what-if: replay own windows");
+  const auto parts = t.gather(packed.bytes(), 0);
+  timings().mark("what-if: gather");
+  PostMortem pm;
+  if (t.rank() == 0) pm = assemble(windows, owner, parts);
+  ByteWriter w;
   what_if_table().pack(w, pm.what_if), waterfall_table().pack(w, pm.waterfall), iterations_table().pack(w, pm.iterations);
-  const std::string all = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
-  ByteReader r(all);
+  const std::string bytes = t.broadcast(w.bytes(), 0);  // ByteReader keeps a view: hold the bytes
+  ByteReader r(bytes);
   pm.what_if = what_if_table().unpack(r), pm.waterfall = waterfall_table().unpack(r);
   pm.iterations = iterations_table().unpack(r);
   return pm;

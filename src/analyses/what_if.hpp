@@ -81,13 +81,16 @@ PostMortem assemble_post_mortem(const std::vector<PostMortemWindow>& windows, st
 // replay: long local work is a sign of life to the other processes (--timeout), not silence.
 PostMortem post_mortem(const CrossRankResults& x, const std::vector<double>& work,
                        const std::function<void()>& progress = {});
-// Collective: the post-mortem's windows spread over the processes (process 0, where the op
-// records are, sends each the records of its windows' iterations), the results gathered on
-// process 0 in window order and given to every process. Called by run_cross_rank once the
-// verdict is decided. `also_on_0`: other work process 0 does beside its windows (on its threads),
-// costing `also_cost` in window_cost's units (the windows are shared out around it).
-PostMortem shared_post_mortem(Transport& t, const CrossRankResults& x, const std::function<void()>& also_on_0 = {},
-                              double also_cost = 0);
+// Collective: the post-mortem's windows spread over the processes, planned alike on every process.
+// The op records go once (`mine`: this process's communicators'): all of them to process 0 (kept
+// in x.op_records there), and to each other process those of its windows' iterations. The
+// results are gathered on process 0 in window order and given to every process. Called by
+// run_cross_rank once the verdict is decided. `on_all_records`: process 0's other work on every
+// record (root blame), run beside its windows (on its threads), costing `cost_on_0` window units
+// (the windows are shared out around it; the same value on every process).
+PostMortem shared_post_mortem(Transport& t, CrossRankResults& x, collectives::BlameRecords&& mine,
+                              const std::function<void(const collectives::BlameRecords&)>& on_all_records = {},
+                              double cost_on_0 = 0);
 // A window's share of the post-mortem's work: the iterations it replays, the lead-in included,
 // times its replays (about 5 ms a unit at 512 ranks).
 double window_cost(const PostMortemWindow& w);
