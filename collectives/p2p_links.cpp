@@ -86,19 +86,9 @@ std::optional<Cand> coincide(const StreamSummary& a, const StreamSummary& b, int
   auto add = [&](int64_t d, uint32_t i, uint32_t j) {  // |d| <= max_off
     ds.push_back({d, i, j, uint32_t(std::min(double(nb - 1), double(d + max_off) * per))});
   };
-  // Ends within 2^61 of 0 (any real clock) differ without overflow in 64 bits.
-  auto sane = [](const std::vector<int64_t>& e) {
-    return std::all_of(e.begin(), e.end(), [](int64_t x) { return x > -(int64_t(1) << 61) && x < (int64_t(1) << 61); });
-  };
-  if (sane(a.first_ends) && sane(b.first_ends)) {
-    for (uint32_t i = 0; i < a.first_ends.size(); ++i)
-      for (uint32_t j = 0; j < b.first_ends.size(); ++j)
-        if (const int64_t d = a.first_ends[i] - b.first_ends[j]; d <= max_off && -d <= max_off) add(d, i, j);
-  } else {
-    for (uint32_t i = 0; i < a.first_ends.size(); ++i)
-      for (uint32_t j = 0; j < b.first_ends.size(); ++j)
-        if (const __int128 d = __int128(a.first_ends[i]) - b.first_ends[j]; d <= max_off && -d <= max_off) add(int64_t(d), i, j);
-  }
+  for (uint32_t i = 0; i < a.first_ends.size(); ++i)
+    for (uint32_t j = 0; j < b.first_ends.size(); ++j)
+      if (const __int128 d = __int128(a.first_ends[i]) - b.first_ends[j]; d <= max_off && -d <= max_off) add(int64_t(d), i, j);
   if (ds.size() < opt.p2p_min_ops) return std::nullopt;
   std::vector<D> in = densest_window(ds, nb, opt.p2p_window_ns);
   const int64_t mode = in[(in.size() - 1) / 2].d;

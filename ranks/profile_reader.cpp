@@ -1,6 +1,5 @@
 #include "ranks/profile_reader.hpp"
 
-#include <atomic>
 
 #include <algorithm>
 #include <filesystem>
@@ -51,12 +50,6 @@ const ProfileFormat* format_by_name(const std::string& path) {
       if (ends_with(path, e)) return &f;
   return nullptr;
 }
-
-namespace {
-std::atomic<int> g_reader_threads{2};
-}
-void set_reader_threads(int threads) { g_reader_threads = std::max(1, threads); }
-int reader_threads() { return g_reader_threads; }
 
 std::vector<RankTimeline> read_profile(const std::string& path) {
   // Only a regular file is opened here (a FIFO would block the open); anything else, or a file

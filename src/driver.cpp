@@ -166,7 +166,6 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
   if (!opt.iteration_marker.empty()) mopt.iteration_marker = common::Regex(opt.iteration_marker);
   mopt.top_kernels = opt.top_kernels;
   const auto owner = assign_files(d.files, t.size());
-  ranks::set_reader_threads(cores_of_process(t));
   common::set_process_threads(cores_of_process(t));
   LocalRead local;
   for (size_t f = 0; f < d.files.size(); ++f) {

@@ -114,6 +114,13 @@ void File::describe(hid_t obj, const char* units, const char* description) {
   if (description) put("description", description);
 }
 
+// Whether the rows follow each other (one hyperslab).
+bool File::contiguous(const std::vector<uint64_t>& rows) {
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i] != rows[0] + i) return false;
+  return true;
+}
+
 void File::write_any(const std::string& path, std::vector<uint64_t> dims, hid_t type, size_t elem,
                      const std::vector<uint64_t>& rows, const void* data, const char* units, const char* description) {
   if (measuring_) {
@@ -125,12 +132,7 @@ void File::write_any(const std::string& path, std::vector<uint64_t> dims, hid_t 
   hid_t dset = create(path, type, dims);
   describe(dset, units, description);
   const uint64_t width = dims.size() > 1 ? dims[1] : 1;
-  auto contiguous = [&] {
-    for (size_t i = 1; i < rows.size(); ++i)
-      if (rows[i] != rows[0] + i) return false;
-    return true;
-  };
-  if (t_.size() > 1 && t_.reduce<uint64_t>(contiguous() ? 0 : 1, Transport::Op::Max) > 0) {
+  if (t_.size() > 1 && t_.reduce<uint64_t>(contiguous(rows) ? 0 : 1, Transport::Op::Max) > 0) {
     std::vector<uint64_t> range;
     const std::string values = to_row_owners(dims.front(), width * elem, rows, data, range);
     if (!range.empty()) write_rows(dset, path, width, type, elem, range, values.data());
@@ -150,9 +152,8 @@ std::string File::to_row_owners(uint64_t n, size_t row_bytes, const std::vector<
   auto first_of = [&](uint64_t p) { return uint64_t((unsigned __int128)n * p / P); };
   std::vector<std::string> to(P);
   for (size_t i = 0; i < rows.size(); ++i) {
-    uint64_t p = std::min<uint64_t>(P - 1, uint64_t((unsigned __int128)rows[i] * P / std::max<uint64_t>(n, 1)));
-    while (p + 1 < P && first_of(p + 1) <= rows[i]) ++p;  // the part whose range holds the row
-    while (p > 0 && first_of(p) > rows[i]) --p;
+    // The last part starting at or before the row: first_of(p) <= row <=> p < (row + 1) P / n.
+    const uint64_t p = std::min<uint64_t>(P - 1, uint64_t(((unsigned __int128)(rows[i] + 1) * P - 1) / std::max<uint64_t>(n, 1)));
     to[p].append(reinterpret_cast<const char*>(&rows[i]), sizeof(uint64_t));
     to[p].append(static_cast<const char*>(data) + i * row_bytes, row_bytes);
   }
@@ -180,9 +181,7 @@ void File::write_rows(hid_t dset, const std::string& path, uint64_t width, hid_t
     H5Sclose(mspace);
     if (st < 0) write_failed(path);
   };
-  bool contiguous = true;
-  for (size_t i = 1; i < rows.size() && contiguous; ++i) contiguous = rows[i] == rows[0] + i;
-  if (contiguous) {  // one hyperslab
+  if (contiguous(rows)) {  // one hyperslab
     hsize_t start[2] = {rows.front(), 0}, count[2] = {hsize_t(rows.size()), width};
     if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr) < 0) write_failed(path);
     write(0, count[0] * width);

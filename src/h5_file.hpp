@@ -168,6 +168,7 @@ class File {
   void write_rows(hid_t dset, const std::string& path, uint64_t width, hid_t type, size_t elem,
                   const std::vector<uint64_t>& rows, const void* data);
   static constexpr size_t kChunkElements = size_t(1) << 16;  // elements selected per scattered write
+  static bool contiguous(const std::vector<uint64_t>& rows);
   // Collective: this process's rows (of `row_bytes` each) sent to the processes that write them,
   // each a contiguous part of the n rows; returns this process's part, its row indices in `range`.
   std::string to_row_owners(uint64_t n, size_t row_bytes, const std::vector<uint64_t>& rows, const void* data,

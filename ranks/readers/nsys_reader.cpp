@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/tasks.hpp"
 #include "common/text.hpp"
 #include "ranks/nsys_reader.hpp"
 #include "nvtx_payload.hpp"
@@ -116,9 +117,10 @@ class Reader {
         rt_error = std::current_exception();
       }
     };
-    // The runtime table on a second connection beside the kernels, where a second core is ours.
+    // The runtime table on a second connection beside the kernels, where a second core is ours
+    // (common::process_threads: the cores this process has to itself).
     std::optional<std::thread> loader;
-    if (reader_threads() >= 2) loader.emplace(load);
+    if (common::process_threads() >= 2) loader.emplace(load);
     else load();
     try {
       read_kernels(sids);

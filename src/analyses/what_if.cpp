@@ -181,7 +181,8 @@ void append_records(c::BlameRecords& into, const c::BlameRecords& part) {
 void send_records(Transport& t, c::BlameRecords&& mine, const std::vector<std::vector<PostMortemWindow>>& of_process,
                   c::BlameRecords& all, c::BlameRecords& share) {
   const int P = t.size(), me = t.rank();
-  const c::RecordIndex index(mine);
+  std::optional<c::RecordIndex> index;  // alone, nothing is sent: no index to pick records with
+  if (P > 1) index.emplace(mine);
   auto to = std::vector<std::string>(size_t(P));
   auto pack = [](const c::BlameRecords& r) {
     ByteWriter w;
@@ -189,8 +190,8 @@ void send_records(Transport& t, c::BlameRecords&& mine, const std::vector<std::v
     return w.bytes();
   };
   for (int q = 0; q < P; ++q)
-    if (q != me) to[size_t(q)] = q == 0 ? pack(mine) : pack(records_for(mine, index, of_process[size_t(q)]));
-  c::BlameRecords own = me == 0 ? c::BlameRecords{} : records_for(mine, index, of_process[size_t(me)]);
+    if (q != me) to[size_t(q)] = q == 0 ? pack(mine) : pack(records_for(mine, *index, of_process[size_t(q)]));
+  c::BlameRecords own = me == 0 ? c::BlameRecords{} : records_for(mine, *index, of_process[size_t(me)]);
   if (me == 0) all = std::move(mine);
   mine = {};
   const auto got = t.alltoall(to);

@@ -11,7 +11,7 @@
 namespace common {
 
 namespace {
-std::atomic<int> g_threads{1};
+std::atomic<int> g_threads{2};
 }
 
 void set_process_threads(int threads) { g_threads = std::max(1, threads); }

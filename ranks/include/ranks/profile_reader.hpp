@@ -44,11 +44,4 @@ bool has_profile_extension(std::string_view file_name);
 // format recognises it, or the reader's own errors).
 std::vector<RankTimeline> read_profile(const std::string& path);
 
-// Threads one read may use (a reader that overlaps two table scans uses a second thread only
-// when this is 2 or more). The driver sets the cores this process has to itself: its CPU
-// affinity shared among the job's processes on the machine, so that processes that each start
-// reader threads do not oversubscribe the cores. Default 2.
-void set_reader_threads(int threads);
-int reader_threads();
-
 }  // namespace ranks

@@ -8,8 +8,10 @@
 
 namespace common {
 
-// The threads this process may use for its own work: the cores it has to itself (the driver sets
-// it from its CPU affinity shared among the job's processes on the machine). Default 1.
+// The threads this process may use for its own work (a profile read overlapping two table scans,
+// the post-mortem's windows): the cores it has to itself. The driver sets it from its CPU affinity
+// shared among the job's processes on the machine, so that processes that each start threads do
+// not oversubscribe the cores. Default 2.
 void set_process_threads(int threads);
 int process_threads();
 
