@@ -36,8 +36,14 @@ std::vector<CollectiveOp> extract_ops(const ranks::RankTimeline& tl, const std::
     op.seq = next_seq[k.stream[i]]++;
     op.type = info->second.type;
     op.dtype = info->second.dtype;
-    if ((op.type == CollectiveType::Generic || op.type == CollectiveType::Unknown) && k.nccl_api[i] != ranks::kNoName)
-      op.type = collective_of_api(classify_nccl_api(tl.names.str(k.nccl_api[i])));
+    if (k.nccl_api[i] != ranks::kNoName) {
+      // The call names the collective where the kernel does not (Generic), and an all-to-all that
+      // NCCL runs as send/recv kernels (PyTorch's "nccl:all_to_all" around SendRecv kernels).
+      const CollectiveType call = collective_of_api(classify_call_name(tl.names.str(k.nccl_api[i])));
+      if (op.type == CollectiveType::Generic || op.type == CollectiveType::Unknown ||
+          (op.type == CollectiveType::SendRecv && call == CollectiveType::AllToAll))
+        op.type = call;
+    }
     // Iteration of the op: the last iteration starting at or before the kernel (kernels are sorted).
     while (it < its.size() && its[it].start <= k.start[i]) ++it;
     op.iteration = int32_t(it) - 1;
@@ -225,7 +231,7 @@ std::vector<PendingOp> pending_ops(const ranks::RankTimeline& tl, const std::vec
     // first op (j = 0) has no context to match.
     const size_t n = stream.size();
     const auto want = p.api == ranks::kNoName ? CollectiveType::Unknown
-                                              : collective_of_api(classify_nccl_api(tl.names.str(p.api)));
+                                              : collective_of_api(classify_call_name(tl.names.str(p.api)));
     size_t best = SIZE_MAX;
     // Bounds: stream and type hold n entries; n - period < n, and best_context returns j < n.
     if (period > 0 && n >= period && compatible(type[n - period], want)) best = n - period;

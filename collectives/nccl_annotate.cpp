@@ -49,6 +49,13 @@ RangesByThread mark_ranges(RankTimeline& tl) {
     n.nccl_domain[i] = 1;
     out[n.tid[i]].push_back({n.start[i], n.end[i], n.name[i], api, i});
   }
+  // Without NCCL's own ranges (the PyTorch profiler records none), PyTorch's "nccl:<op>" ranges
+  // around each collective call stand in: ProcessGroupNCCL opens one on the calling thread before
+  // it enqueues the kernel (record_function in its collective path), so it holds the launch.
+  if (out.empty())
+    for (size_t i = 0; i < n.size(); ++i)
+      if (const std::string& name = tl.names.str(n.name[i]); classify_torch_nccl_range(name))
+        out[n.tid[i]].push_back({n.start[i], n.end[i], n.name[i], classify_call_name(name), i});
   for (auto& [tid, v] : out)
     std::stable_sort(v.begin(), v.end(), [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
   return out;
@@ -85,13 +92,21 @@ void link_launches(RankTimeline& tl, const RangesByThread& ranges) {
   auto& k = tl.kernels;
   const auto& n = tl.nvtx;
   const bool payloads = !n.payload_bytes.empty();
-  k.nccl_bytes.assign(payloads ? k.size() : 0, -1), k.nccl_comm.assign(payloads ? k.size() : 0, 0);
+  const bool meta = k.meta_call.size() == k.size() && k.meta_bytes.size() == k.size() && k.meta_comm.size() == k.size() &&
+                    k.size() > 0;
+  k.nccl_bytes.assign(payloads || meta ? k.size() : 0, -1), k.nccl_comm.assign(payloads || meta ? k.size() : 0, 0);
   for (size_t i = 0; i < k.size(); ++i) {
-    if (!k.is_nccl[i] || k.launch[i] == ranks::kNoTime) continue;
-    const NcclRange* r = range_of_launch(ranges, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
-    if (!r) continue;
-    k.nccl_api[i] = r->name;
-    if (payloads) k.nccl_bytes[i] = n.payload_bytes[r->index], k.nccl_comm[i] = n.payload_comm[r->index];
+    if (!k.is_nccl[i]) continue;
+    const NcclRange* r = k.launch[i] == ranks::kNoTime
+                             ? nullptr
+                             : range_of_launch(ranges, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
+    if (r) k.nccl_api[i] = r->name;
+    if (r && payloads) k.nccl_bytes[i] = n.payload_bytes[r->index], k.nccl_comm[i] = n.payload_comm[r->index];
+    if (meta) {  // the kernel's own metadata, where the profile has it, is the surer source
+      if (k.nccl_api[i] == kNoName) k.nccl_api[i] = k.meta_call[i];
+      if (k.meta_bytes[i] >= 0) k.nccl_bytes[i] = k.meta_bytes[i];
+      if (k.meta_comm[i] != 0) k.nccl_comm[i] = k.meta_comm[i];
+    }
   }
   tl.nccl_launch_apis.clear();
   for (const auto& [kernel, call] : tl.launch_calls)

@@ -377,4 +377,26 @@ std::optional<CollectiveType> classify_torch_nccl_range(std::string_view n) {
   return CollectiveType::Unknown;
 }
 
+NcclApi classify_call_name(std::string_view n) {
+  if (const NcclApi a = classify_nccl_api(n); a != NcclApi::None) return a;
+  const auto t = classify_torch_nccl_range(n);
+  if (!t) return NcclApi::None;
+  switch (*t) {
+    case CollectiveType::AllReduce: return NcclApi::AllReduce;
+    case CollectiveType::AllGather: return NcclApi::AllGather;
+    case CollectiveType::ReduceScatter: return NcclApi::ReduceScatter;
+    case CollectiveType::AllToAll: return NcclApi::AllToAll;
+    case CollectiveType::Broadcast: return NcclApi::Broadcast;
+    case CollectiveType::Reduce: return NcclApi::Reduce;
+    case CollectiveType::Gather: return NcclApi::Gather;
+    case CollectiveType::Scatter: return NcclApi::Scatter;
+    case CollectiveType::SendRecv: {
+      sv op = n.substr(5);
+      while (!op.empty() && op.front() == '_') op.remove_prefix(1);
+      return starts(op, "recv") ? NcclApi::Recv : NcclApi::Send;
+    }
+    default: return NcclApi::CommOther;
+  }
+}
+
 }  // namespace collectives

@@ -183,7 +183,9 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
           if (it->is_directory(ec)) it.disable_recursion_pending();
           continue;
         }
-        if (has_profile_extension(name)) consider(it->path(), d);
+        // A .json beside the traces that is none (a config, a summary, truth.json) is no profile
+        // of the run: passed over like any other file, neither read nor reported.
+        if (has_profile_extension(name) && not_a_profile(it->path().string()).empty()) consider(it->path(), d);
         else if (const auto hint = convert_hint(name)) d.skipped.push_back({it->path().string(), *hint, std::nullopt});
       }
     } else if (fs::exists(fs::symlink_status(p, ec))) {

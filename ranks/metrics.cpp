@@ -142,6 +142,7 @@ RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt) {
   add_nccl_and_compute(tl, whole, scope, m);
   add_kernel_totals(tl, opt, scope, m);
   add_copies_and_syncs(tl, scope, m);
+  m.hta = hta_breakdown(tl);
   return m;
 }
 

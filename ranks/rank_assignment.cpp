@@ -160,8 +160,8 @@ void check_rank_numbers(const Context& c, const Assignment& a, const std::vector
                        std::to_string(a.rank[i]) + " was found (" + c.name(c.found[i].file) +
                        "): give the job's full layout, or leave --layout out");
   if (limits.world == 0 && highest >= RankLimits::kSpread * found + RankLimits::kSlack)
-    throw UsageError("file names give rank numbers up to " + std::to_string(highest) + " (" +
-                     c.name(c.found[example].file) + ") for " + std::to_string(found) +
+    throw UsageError(std::string(c.found[example].claimed_rank >= 0 ? "profiles claim" : "file names give") +
+                     " rank numbers up to " + std::to_string(highest) + " (" + c.name(c.found[example].file) + ") for " + std::to_string(found) +
                      " ranks found: process ids, not ranks (as -o report.%p names files)? Name the files by "
                      "rank (rank_N), or give --rank-map, or --layout TPxPPxDP for the job's size");
   for (size_t i = 0; i < a.rank.size(); ++i)
@@ -197,7 +197,9 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
             (!e.pid && !e.device && p.procs_in_file == 1))
           rank = e.rank, mapped = true;
     }
-    if (!mapped) {
+    if (!mapped && p.claimed_rank >= 0 && p.procs_in_file == 1) {
+      rank = p.claimed_rank, from_name[i] = true;  // as bounded as a number in a name
+    } else if (!mapped) {
       if (file.rank_from_name && p.procs_in_file > 1) {
         a.errors[i] = several_in_rank_file(c, i);
         a.claimed[i] = *file.rank_from_name;

@@ -105,6 +105,7 @@ void sort_timeline(RankTimeline& tl) {
   if (auto idx = order_by_start(k.start, k.end); !idx.empty()) {
     permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx);
     permute(k.launch, idx), permute(k.launch_tid, idx), permute(k.launch_dur, idx);
+    permute(k.meta_call, idx), permute(k.meta_bytes, idx), permute(k.meta_comm, idx);  // when present
     permute(k.nccl_api, idx), permute(k.is_nccl, idx);  // annotations, when present
     permute(k.nccl_bytes, idx), permute(k.nccl_comm, idx);
   }

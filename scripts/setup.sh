@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config sqlite3 libsqlite3-dev libopenmpi-dev openmpi-bin
       libboost-program-options-dev libboost-dev libhdf5-openmpi-dev hdf5-tools libfmt-dev
-      libgtest-dev libbenchmark-dev libsimdjson-dev libre2-dev python3-h5py python3-matplotlib python3-pandas
+      libgtest-dev libbenchmark-dev libsimdjson-dev zlib1g-dev libre2-dev python3-h5py python3-matplotlib python3-pandas
       python3-plotly chromium)
 missing=()
 for p in "${pkgs[@]}"; do

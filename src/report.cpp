@@ -302,23 +302,69 @@ void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, 
   print_root_causes(os, x, total_ranks);
 }
 
+// An HTA figure as HTA prints it (rounded to 2 decimals); "-" where HTA has none.
+std::string hta_pct(double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}", v); }
+
 // One line per rank (small runs only: at scale the highlights and the HDF5 say it).
 void print_rank_table(std::ostream& os, const std::vector<const RankRow*>& rows, bool periodic, bool marked) {
-  os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5}  {}\n", "rank",
-                    "host", "gpu", "kernels", !periodic ? "step ms" : marked ? "step/unit" : "unit ms", "busy%",
-                    "nccl%", "expo%", "idle%", "gaps", "wait ms", "blame ms", "late%", "cause");
+  os << fmt::format("\n{:>5} {:<12} {:>3} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>5} {:>9} {:>9} {:>5} {:>6} {:>6} {:>6} "
+                    "{:>6}  {}\n",
+                    "rank", "host", "gpu", "kernels", !periodic ? "step ms" : marked ? "step/unit" : "unit ms", "busy%",
+                    "nccl%", "expo%", "idle%", "gaps", "wait ms", "blame ms", "late%", "H.idle", "H.comp", "H.nonc",
+                    "H.ovl", "cause");
   for (const RankRow* rp : rows) {
     const RankRow& r = *rp;
-    os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f}  {}\n",
+    os << fmt::format("{:>5} {:<12} {:>3} {:>8} {:>9} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>5} {:>9.1f} {:>9.1f} {:>5.0f} "
+                      "{:>6} {:>6} {:>6} {:>6}  {}\n",
                       r.rank, printable(r.host).substr(0, 12), r.device, r.kernel_count,
                       r.step_ms_median > 0 ? fmt::format("{:.2f}", r.step_ms_median) : std::string("-"),
                       pct(r.busy_ms, r.scope_ms), pct(r.nccl_ms, r.scope_ms), pct(r.exposed_nccl_ms, r.scope_ms),
                       pct(r.idle_ms, r.scope_ms), r.long_gap_count, r.wait_ms, r.root_blame_ms, 100 * r.late_fraction,
-                      r.cause);
+                      hta_pct(r.hta_idle_pct), hta_pct(r.hta_compute_pct), hta_pct(r.hta_non_compute_pct),
+                      hta_pct(r.hta_comm_overlap_pct), r.cause);
   }
   os << "(gaps: idle gaps over 1 ms; wait: time in collectives waiting for the last member; blame: peers' time "
         "waiting for it, charged to the rank that started each chain of waits (root blame); late: share of its "
-        "collectives where it arrived last)\n";
+        "collectives where it arrived last; H.*: Holistic Trace Analysis' idle, compute and non-compute % of its "
+        "kernel span and comm/comp overlap % of communication, by HTA's definitions (docs/metrics.md))\n";
+}
+
+// Holistic Trace Analysis' per-rank figures over all ranks: min / median / max and the ranks at
+// the extremes, a line each whatever the number of ranks. Nothing for a file written before they
+// existed (all NaN).
+void print_hta(std::ostream& os, const RunSummaryInput& in) {
+  struct Figure {
+    const char* name;
+    double RankRow::*field;
+  };
+  static const Figure figures[] = {{"idle (of kernel span)", &RankRow::hta_idle_pct},
+                                   {"compute (of kernel span)", &RankRow::hta_compute_pct},
+                                   {"non-compute (of kernel span)", &RankRow::hta_non_compute_pct},
+                                   {"comm/comp overlap (of comm)", &RankRow::hta_comm_overlap_pct}};
+  std::ostringstream lines;
+  bool any = false;
+  for (const auto& f : figures) {
+    std::vector<const RankRow*> rows;  // by rank, stably sorted: ties name the lowest rank at min, the highest at max
+    for (const auto& r : in.ranks)
+      if (!std::isnan(r.*f.field)) rows.push_back(&r);
+    if (rows.empty()) {
+      lines << fmt::format("  {:<30}  -  (no rank has {})\n", f.name,
+                           f.field == &RankRow::hta_comm_overlap_pct ? "communication kernels" : "GPU events");
+      continue;
+    }
+    any = true;
+    std::stable_sort(rows.begin(), rows.end(), [&](auto* a, auto* b) { return a->*f.field < b->*f.field; });
+    std::vector<double> v;
+    for (const auto* r : rows) v.push_back(r->*f.field);
+    lines << fmt::format("  {:<30} {:>6.2f} (rank {}) / {:>6.2f} / {:>6.2f} (rank {}){}\n", f.name, v.front(),
+                         rows.front()->rank, common::Distribution::of(v).p50, v.back(), rows.back()->rank,
+                         rows.size() < in.ranks.size() ? fmt::format("  [{} of {} ranks]", rows.size(), in.ranks.size())
+                                                       : std::string());
+  }
+  if (!any) return;
+  os << "HTA breakdown (Holistic Trace Analysis' definitions, docs/metrics.md), % per rank: min (rank) / median / max "
+        "(rank)\n"
+     << lines.str();
 }
 
 // What this command wrote (a `report` writes no HDF5): the one line that differs between a scan and its report.
@@ -362,6 +408,7 @@ void print_gpu_time(std::ostream& os, const RunSummaryInput& in) {
   for (const auto& r : in.ranks) busy += r.busy_ms, compute += r.compute_ms, nccl += r.nccl_ms, exposed += r.exposed_nccl_ms, scope += r.scope_ms;
   os << fmt::format("GPU time, all ranks: busy {:.1f}%, compute {:.1f}%, NCCL {:.1f}% (exposed {:.1f}%), idle {:.1f}%\n",
                     pct(busy, scope), pct(compute, scope), pct(nccl, scope), pct(exposed, scope), pct(scope - busy, scope));
+  print_hta(os, in);
   os << "per-rank highlights (largest first):\n";
   highlight(os, in, "most idle", &RankRow::idle_ms, "GPU doing nothing");
   highlight(os, in, "most NCCL", &RankRow::nccl_ms, "GPU in NCCL kernels");

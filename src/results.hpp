@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace straggler {
 
 // One row per analysed rank (sorted by rank in RunResults::ranks).
 struct RankRow {
+  static constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
   int32_t rank = -1;
   std::string host, file, iteration_source;
   std::string source_format, source_version, source_schema;  // RankTimeline::source
@@ -31,6 +33,10 @@ struct RankRow {
   double sync_ms = 0;
   int32_t iterations = 0;  // found, warm-up included
   double step_ms_median = 0, step_ms_p90 = 0, step_ms_mean = 0;
+  // Holistic Trace Analysis' figures (ranks/hta_breakdown.hpp), in %; NaN where HTA has none (and
+  // in files written before they were added).
+  double hta_idle_pct = kNoValue, hta_compute_pct = kNoValue, hta_non_compute_pct = kNoValue;
+  double hta_comm_overlap_pct = kNoValue;
   // Cross-rank analysis (collectives/): definitions in collectives/include/collectives/decompose.hpp
   // and verdict.hpp.
   int64_t collective_ops = 0, late_count = 0;

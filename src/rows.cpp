@@ -30,6 +30,8 @@ RankOutputs make_rank_outputs(const ranks::RankTimeline& tl, const ranks::RankMe
   r.sync_count = m.sync_count, r.sync_ms = ms(m.sync_ns);
   r.iterations = int32_t(m.iterations.size());
   r.step_ms_median = m.step_ms.p50, r.step_ms_p90 = m.step_ms.p90, r.step_ms_mean = m.step_ms.mean;
+  r.hta_idle_pct = m.hta.idle_pct, r.hta_compute_pct = m.hta.compute_pct;
+  r.hta_non_compute_pct = m.hta.non_compute_pct, r.hta_comm_overlap_pct = m.hta.comm_overlap_pct;
   for (size_t i = 0; i < m.top_kernels.size(); ++i) {
     const auto& k = m.top_kernels[i];
     o.top_kernels.push_back({-1, int32_t(i), tl.names.str(k.name), uint8_t(k.nccl), k.count, ms(k.total_ns),

@@ -41,6 +41,9 @@ TableData read_table(const std::string& file, const TableSchema& schema) {
   TableData d{schema.path, schema.description, schema.distribution, {}, {}, {}};
   for (const auto& info : schema.columns) {
     const std::string path = dataset(schema.path, info.name);
+    // A column the file lacks is left out here; whether that is allowed (a column added() after the
+    // file was written) is the table's to say (Table::rows_of).
+    if (!h5read::exists(file, path)) continue;
     ColumnData c{info, empty_values(info.type), 1, {}};
     uint64_t width = 1;
     c.values = read_values(file, path, info.type, &width);

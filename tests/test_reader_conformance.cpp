@@ -43,6 +43,8 @@ void expect_conforms(const ranks::RankTimeline& tl, const std::string& format) {
   EXPECT_EQ(k.stream.size(), k.size());
   EXPECT_EQ(k.name.size(), k.size());
   EXPECT_EQ(k.launch.size(), k.size());
+  for (size_t n : {k.meta_call.size(), k.meta_bytes.size(), k.meta_comm.size()}) EXPECT_TRUE(n == 0 || n == k.size());
+  for (auto c : k.meta_call) ASSERT_TRUE(c == ranks::kNoName || c < tl.names.size());
   for (size_t i = 0; i < k.size(); ++i) ASSERT_LT(k.name[i], tl.names.size());
   expect_sorted(tl.copies.start, tl.copies.end, "copies");
   expect_sorted(tl.api.start, tl.api.end, "api calls");
@@ -89,6 +91,15 @@ std::vector<Source> sources() {
          std::error_code ec;
          for (const auto& e : fs::directory_iterator(real, ec))
            if (e.path().extension() == ".sqlite") out.push_back(e.path().string());
+         return out;
+       }},
+      {"kineto-json", "real_kineto", [](const fs::path&) {
+         std::vector<std::string> out;  // HTA's sample traces, gzip-compressed as stored
+         std::error_code ec;
+         for (const char* set : {"trace_filter_sampled", "nccl_parser_config"})
+           for (const auto& e : fs::directory_iterator(fs::path(SS_SHARED_DIR) / "data" / "real" / "hta" / set, ec))
+             if (e.path().string().size() > 8 && e.path().string().substr(e.path().string().size() - 8) == ".json.gz")
+               out.push_back(e.path().string());
          return out;
        }},
   };

@@ -15,6 +15,7 @@
 #include "common/tasks.hpp"
 #include "common/text.hpp"
 #include "ranks/nsys_reader.hpp"
+#include "ranks/cuda_api.hpp"
 #include "nvtx_payload.hpp"
 #include "sqlite_db.hpp"
 #include "timeline_sort.hpp"
@@ -387,7 +388,7 @@ class Reader {
       const int64_t sid = s.i64(4);
       if (sid < 0) continue;
       uint32_t& k = kind_of_sid.at(sid);
-      if (k == IdMap::kAbsent) k = uint32_t(classify_api(sids.get(sid)));  // unknown id: Other
+      if (k == IdMap::kAbsent) k = uint32_t(classify_cuda_api(sids.get(sid)));  // unknown id: Other
       if (ApiKind(k) == ApiKind::Other) continue;
       const int64_t start = s.i64(0), end = std::max(s.i64(1), start);
       if (!in_time_range(start) || !in_time_range(end)) {
@@ -472,22 +473,6 @@ class Reader {
       a.kind.push_back(rt.other_kind[row]);
     }
     rt = RuntimeRows();
-  }
-
-  static ApiKind classify_api(std::string_view n) {
-    auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
-    if (starts("cudaLaunch") || starts("cuLaunch") || starts("cudaGraphLaunch") || starts("cuGraphLaunch"))
-      return ApiKind::Launch;
-    // Explicit synchronizations, plus synchronous copies (cudaMemcpy without Async) that block the host.
-    if (starts("cudaDeviceSynchronize") || starts("cudaStreamSynchronize") || starts("cudaEventSynchronize") ||
-        starts("cuCtxSynchronize") || starts("cuStreamSynchronize") || starts("cuEventSynchronize"))
-      return ApiKind::Sync;
-    if ((starts("cudaMemcpy") || starts("cuMemcpy")) && n.find("Async") == std::string_view::npos &&
-        n.find("ToSymbol") == std::string_view::npos)
-      return ApiKind::Memcpy;
-    if (starts("cuLibraryLoad") || starts("cuModuleLoad") || starts("cuLinkComplete") || starts("cudaLibraryLoad"))
-      return ApiKind::ModuleLoad;
-    return ApiKind::Other;
   }
 
   void read_copy_table(const char* table, bool memset) {

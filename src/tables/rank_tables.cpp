@@ -64,7 +64,24 @@ const Table<RankRow>& ranks_table() {
        col("late_fraction", &R::late_fraction).doc("share of its matched collectives where it arrived last"),
        col("clock_drift_ppm", &R::clock_drift_ppm, "ppm").doc(clock), col("clock_aligned", &R::clock_aligned).doc(clock),
        col("straggler_score", &R::straggler_score).doc("robust z of its excess own time among its role (verdict.hpp)"),
-       col("iterations", &R::iterations).doc("iterations found, warm-up included")},
+       col("iterations", &R::iterations).doc("iterations found, warm-up included"),
+       // HTA's figures: added after files were written (older files read back NaN: no value).
+       col("hta_idle_pct", &R::hta_idle_pct, "%", "Holistic Trace Analysis (HTA) idle time, % of its kernel span")
+           .doc("Holistic Trace Analysis' temporal breakdown (get_temporal_breakdown; HTA's definitions: "
+                "ranks/hta_breakdown.hpp, docs/metrics.md): idle time, % of the kernel span (first GPU event to "
+                "the last, the last ProfilerStep excluded); NaN without GPU events")
+           .added(),
+       col("hta_compute_pct", &R::hta_compute_pct, "%", "HTA compute time, % of its kernel span")
+           .doc("HTA's compute time (union of the kernels HTA's name patterns call computation), % of the kernel span")
+           .added(),
+       col("hta_non_compute_pct", &R::hta_non_compute_pct, "%", "HTA non-compute time, % of its kernel span")
+           .doc("HTA's non-compute time (GPU busy, no computation kernel running: communication, memcpy/memset, "
+                "other kernels), % of the kernel span")
+           .added(),
+       col("hta_comm_overlap_pct", &R::hta_comm_overlap_pct, "%", "HTA communication-computation overlap, %")
+           .doc("HTA's communication-computation overlap (get_comm_comp_overlap): communication time with a "
+                "computation kernel running, % of communication time; NaN without communication kernels")
+           .added()},
       rank_of<R>};
   return t;
 }

@@ -60,4 +60,9 @@ CollectiveType collective_of_api(NcclApi a);
 // PyTorch's framework ranges "nccl:all_reduce", "nccl:all_to_all, op_id = 7", "nccl:_all_gather_base".
 std::optional<CollectiveType> classify_torch_nccl_range(std::string_view range_name);
 
+// The call that issued an NCCL kernel, named by NCCL (its NVTX range: classify_nccl_api) or by
+// PyTorch (its "nccl:<op>" range or the kernel's "Collective name", prefixed "nccl:"): send and
+// recv map to Send / Recv, PyTorch's other names (barrier, ...) to CommOther, anything else None.
+NcclApi classify_call_name(std::string_view name);
+
 }  // namespace collectives

@@ -7,6 +7,8 @@
 //    two iterations were found, else the whole GPU window (first activity start to last end).
 //    The first iteration is warm-up: listed, never part of steady-state figures.
 //  * host sync = explicit synchronize calls plus synchronous cudaMemcpy (they block the host).
+//  * hta: Holistic Trace Analysis' temporal breakdown and comm/comp overlap, by HTA's own
+//    definitions (hta_breakdown.hpp; docs/metrics.md says where they differ from the above).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,6 +18,7 @@
 
 #include "common/regex.hpp"
 #include "ranks/histogram.hpp"
+#include "ranks/hta_breakdown.hpp"
 #include "ranks/timeline.hpp"
 
 namespace ranks {
@@ -85,6 +88,7 @@ struct RankMetrics {
   common::Distribution step_ms;  // steady-state iterations
   std::vector<KernelTotal> top_kernels;  // whole profile, by total time
   LogHistogram kernel_hist, nccl_hist, gap_hist, sync_hist;  // durations in ns, in scope
+  HtaBreakdown hta;  // HTA's own scope: the whole profile but its last ProfilerStep
 };
 
 RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt = {});

@@ -23,11 +23,19 @@ class ProfileError : public common::InputError {
 struct ProfileFormat {
   std::string name;                     // the reader's name: RankTimeline::source.format
   std::vector<std::string> extensions;  // file names a directory search picks up (".sqlite")
-  // Whether the file's first bytes (up to kSniffBytes; fewer for a short file) are this format.
+  // Whether the file's first bytes (up to kSniffBytes; fewer for a short file; decompressed for a
+  // gzip file) are this format.
   std::function<bool(std::string_view head)> sniff;
   // Every rank process in the file, ordered by device then pid, rank numbers left at -1 (the
   // caller assigns them: discovery.hpp). Throws ProfileError.
   std::function<std::vector<RankTimeline>(const std::string& path)> read;
+  // Whether the reader takes a gzip-compressed file (it reads through InputStream, input_stream.hpp):
+  // the sniff then sees the decompressed first bytes. A reader that needs random access (SQLite)
+  // does not, and such a file is refused with a hint to decompress it.
+  bool reads_compressed = false;
+  // Other tools write files with these extensions too (.json): a directory search passes over such
+  // a file when no format's sniff takes it (a config or a summary beside the traces).
+  bool shared_extension = false;
   // Files of the same tool that this reader cannot read but an export can make readable: extension
   // -> what to run. A directory search lists them as skipped with that hint.
   std::vector<std::pair<std::string, std::string>> convert_first = {};
@@ -40,6 +48,10 @@ bool register_format(ProfileFormat f);
 const std::vector<ProfileFormat>& profile_formats();
 // Whether a directory search takes this file name as a profile (by the formats' extensions).
 bool has_profile_extension(std::string_view file_name);
+// For a directory search: why a file with a profile extension is no profile (every format with
+// that extension shares it with other tools, and no format's sniff takes its first bytes), or ""
+// when it is to be read (and any error is the reader's to report).
+std::string not_a_profile(const std::string& path);
 // Reads `path` with the format its first bytes identify. Throws ProfileError (unreadable, or no
 // format recognises it, or the reader's own errors).
 std::vector<RankTimeline> read_profile(const std::string& path);

@@ -9,7 +9,9 @@
 //      number in the file name (node-03, host_3, a trailing number) when those numbers can be node
 //      indices, else the file's position among such files (hostnames such as gpu-1017 are no
 //      node index; a warning says so);
-//  (c) a rank map CSV (file,key,rank) overrides both.
+//  (c) a rank map CSV (file,key,rank) overrides both;
+//  (d) a one-process file whose content names its rank (the PyTorch profiler's distributedInfo)
+//      takes that rank, over its file name (names such as worker0_step_12.1694128201545 mislead).
 // Nothing is sized by a number from a file name: node numbers that are no plausible index are
 // replaced by positions, and rank numbers far beyond the ranks found (process ids from a profiler's
 // `-o report.%p`: repro N3) are refused unless --layout says how large the job is.
@@ -33,6 +35,7 @@ struct FoundProcess {
   int64_t nccl = 0;      // NCCL kernels it ran or launched (completed or not)
   std::string host = {};  // as its profile names it ("" unknown)
   int64_t wall_start = 0, wall_end = 0;  // its capture on the wall clock (UTC ns; 0: unknown)
+  int claimed_rank = -1;  // the rank its profile's content names (RankTimeline::claimed_rank), -1: none
 };
 
 // Bounds of the rank space, so that memory follows the ranks found, never a number in a name.

@@ -66,6 +66,14 @@ struct KernelColumns {
   std::vector<int64_t> launch;       // start of the CUDA API call that launched it, or kNoTime
   std::vector<uint32_t> launch_tid;  // thread of that call (0 when unknown)
   std::vector<uint32_t> launch_dur;  // its duration in ns (capped at 2^32 - 1)
+  // Collective metadata the profile attaches to the kernel itself (the PyTorch profiler's kernel
+  // args since 2024: Collective name, In/Out msg nelems, dtype, Process Group Name/Ranks), raw
+  // facts; all three empty when no kernel of the file has any. meta_call: the framework's name of
+  // the call ("nccl:allreduce"), kNoName where unknown; meta_bytes: one rank's message size (-1:
+  // unknown); meta_comm: an id of the process group, equal on its members (0: unknown).
+  std::vector<uint32_t> meta_call;
+  std::vector<int64_t> meta_bytes;
+  std::vector<uint64_t> meta_comm;
   std::vector<uint32_t> nccl_api;    // annotation: NCCL API range (ncclAllReduce, ...) that issued it, or kNoName
   // annotation, where that range has NCCL's payload (else empty): its message size (-1: unknown)
   // and communicator id (0: unknown).
@@ -123,6 +131,9 @@ struct ProfileSource {
 struct RankTimeline {
   // Identity.
   int rank = -1;            // global training rank; -1 until assigned
+  // The rank the file's content claims (the PyTorch profiler's distributedInfo.rank), -1: none.
+  // A raw fact: rank_assignment.hpp decides (it outranks the file name).
+  int claimed_rank = -1;
   std::string file;         // profile path as given
   std::string host;         // TARGET_INFO_SYSTEM_ENV Hostname ("" if absent)
   int device = -1;          // CUDA ordinal seen by the process
