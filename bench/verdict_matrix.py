@@ -20,6 +20,12 @@ on 2x2x4, 2x4x4 and 4x2x8 with schema 3.0 / 3.25 and per-host / per-rank files p
   bench/verdict_matrix.py --markdown out.md       # >= 200 runs, >= 50 healthy; table to out.md
   bench/verdict_matrix.py --only crash,ovl_crash  # the crash runs (with and without overlap)
   bench/verdict_matrix.py --overlap on --sample 30  # 30 runs drawn (seeded) from those with overlap
+  bench/verdict_matrix.py --format kineto --quick   # the same runs as Kineto traces (straggler-sim --format kineto)
+
+--format kineto (default nsys) generates every run as PyTorch profiler (Kineto) Chrome-trace JSON, one file per rank,
+with Kineto's own random conventions (time base, NCCL metadata, file names, event order...; src/sim/SPEC.md "Kineto
+output"); the runs, faults and truth are those of the nsys matrix. Kineto writes one file per process, so the
+per-host file pins of ovl_crash are left out (--schema still picks the NCCL kernel naming).
 Exit status 1 when any check fails (one line per failed check, with the command that reproduces it).
 """
 import argparse
@@ -165,12 +171,15 @@ def slow_link_spec(run, rng):
 def sim_cmd(a, run, out_dir):
     cmd = [a.sim_bin, out_dir, "--layout", run["layout"], "--iterations", str(run["iterations"]),
            "--seed", str(run["seed"]), "--conventions", "random", "--conventions-seed", str(run["cseed"]),
-           "--clock-offset-ms", str(run["clock_ms"]), "--threads", "1"]
+           "--clock-offset-ms", str(run["clock_ms"]), "--threads", "1"] + (["--format", "kineto"] if a.format == "kineto" else [])
     if run["hosts"]:
         cmd += ["--hosts", str(run["hosts"])]
     if run.get("noise"):
         cmd += ["--noise", run["noise"]]
-    cmd += ["--dp-overlap" if run.get("dp_overlap") else "--no-dp-overlap"] + run.get("pin", [])
+    pins = run.get("pin", [])
+    if a.format == "kineto":  # one trace per process: no file layout to pin
+        pins = [x for x in pins if x not in ("--per-host-files", "--per-rank-files")]
+    cmd += ["--dp-overlap" if run.get("dp_overlap") else "--no-dp-overlap"] + pins
     for s in run["specs"]:
         cmd += ["--fault", s]
     return cmd
@@ -201,6 +210,9 @@ def sh(cmd, timeout=900):
 
 def convention_class(truth):
     c = truth.get("conventions") or {}
+    if c.get("format") == "kineto":
+        return "kineto-{}+{}".format("2024" if c.get("time_base") == "relative_float_us" else "2023",
+                                     "markers" if c.get("iteration_markers") else "no-markers")
     return "{}+{}".format("host-files" if c.get("file_layout") == "per_host" else "rank-files",
                           "markers" if c.get("iteration_markers") else "no-markers")
 
@@ -208,11 +220,31 @@ def convention_class(truth):
 def convention_choices(truth):
     c = truth.get("conventions") or {}
     graphs = any(r.get("graph_launches", 0) > 0 for r in c.get("ranks", []))
-    return {"schema " + str(c.get("schema")), "gpus/host " + str(c.get("gpus_per_host")),
+    return {"schema " + str(c.get("schema", truth.get("schema"))), "gpus/host " + str(c.get("gpus_per_host")),
             "files " + str(c.get("file_layout")), "markers " + ("yes" if c.get("iteration_markers") else "no"),
             "cuda graphs " + ("on some ranks" if graphs else "none"),
             "device ids " + str(c.get("device_ids")), "pids " + str(c.get("pids")),
-            "p2p streams " + str(c.get("p2p_streams")), "dp overlap " + ("yes" if c.get("dp_overlap") else "no")}
+            "p2p streams " + str(c.get("p2p_streams")), "dp overlap " + ("yes" if c.get("dp_overlap") else "no")} | (
+        {"kineto time " + str(c.get("time_base")), "kineto nccl metadata " + ("yes" if c.get("nccl_metadata") else "no"),
+         "kineto order " + str(c.get("event_order")), "kineto names " + str(c.get("file_naming")) + (".gz" if c.get("gzip") else "")}
+        if c.get("format") == "kineto" else set())
+
+
+def step_offset(truth):
+    """Iterations are numbered by their ProfilerStep#N markers where a trace has them (docs/hdf5-layout.md
+    `number`); a Kineto run's markers start at the offset its conventions record, truth counts from 0."""
+    c = truth.get("conventions") or {}
+    return c.get("profiler_step_offset", 0) if c.get("format") == "kineto" and c.get("iteration_markers") else 0
+
+
+def shifted(truth, extra, k):
+    """truth and the run's extra expectations with every straggler onset moved by k iterations."""
+    if not k:
+        return truth, extra
+    t = json.loads(json.dumps(truth))
+    for e in t["expected"].get("stragglers", []):
+        e["onset_iteration"] += k
+    return t, [dict(e, onset_iteration=e["onset_iteration"] + k) for e in extra]
 
 
 def comm_base(name):
@@ -370,7 +402,8 @@ def execute(a, run):
             report_check(a, summary, h5, res)
         with open(summary) as f:
             s = json.load(f)
-        res["found"], res["missed"], res["false"], msgs = check(truth, s, run.get("expect_extra", ()))
+        t_ex, extra = shifted(truth, list(run.get("expect_extra", ())), step_offset(truth))
+        res["found"], res["missed"], res["false"], msgs = check(t_ex, s, extra)
         ev = s.get("straggler_evidence") or {}
         res["judged"] = ev.get("judged", True)
         if run["fault"] == "short_slow" and not res["judged"] and ev.get("steady_iterations", 0) < 2:
@@ -496,6 +529,8 @@ def main():
     p.add_argument("--runs", metavar="I,J,...", help="only the runs of these indexes (as printed)")
     p.add_argument("--workdir", default=tempfile.gettempdir(), help="where runs are generated (deleted after)")
     p.add_argument("--keep-failed", action="store_true", help="keep the folders of failing runs")
+    p.add_argument("--format", choices=("nsys", "kineto"), default="nsys",
+                   help="what straggler-sim writes: nsys SQLite exports (default) or Kineto traces")
     p.add_argument("--report-check", action="store_true",
                    help="also run `straggler-scan report` on each scan's HDF5 (1 and 3 processes) and compare the summaries")
     a = p.parse_args()

@@ -1,4 +1,4 @@
-// straggler-sim: writes synthetic multi-rank nsys SQLite exports plus truth.json (see SPEC.md).
+// straggler-sim: writes synthetic multi-rank nsys SQLite exports (or Kineto traces, --format kineto) plus truth.json (see SPEC.md).
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
@@ -37,7 +37,7 @@ namespace {
 
 // Option values that are not sim::Options fields as given.
 struct Cli {
-  std::string layout = "2x2x8", schema = "3.25", conventions = "fixed";
+  std::string layout = "2x2x8", schema = "3.25", conventions = "fixed", format = "nsys";
   uint64_t conventions_seed = 0;
   std::vector<std::string> faults;
 };
@@ -58,7 +58,8 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       "        compile:RANK:MS  hotspot:RANK:SHARE  slow_host:RANK:US   (see src/sim/SPEC.md)\n"
       "--conventions random varies what nsys does not promise (stream/device ids, pids, row order, markers,\n"
       "graph launches, capture start) and, unless given, --hosts (4 or 8 GPUs each), --schema, the file\n"
-      "layout, the NCCL domain rows, p2p streams and DP overlap; truth.json records each choice under \"conventions\".\nOptions");
+      "layout, the NCCL domain rows, p2p streams and DP overlap; truth.json records each choice under \"conventions\".\n"
+      "With --format kineto it also varies what Kineto does not promise (time base, NCCL metadata, file names, event order...).\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("layout", po::value(&layout)->default_value(layout), "TPxPPxDP")
@@ -76,7 +77,9 @@ po::options_description describe(sim::Options& o, Cli& cli) {
       ("clock-offset-ms", po::value(&o.clock_offset_ms)->default_value(0.0), "max abs per-host NTP error (host 0 exact)")
       ("clock-drift-ppm", po::value(&o.clock_drift_ppm)->default_value(0.0),
        "max abs per-host clock rate error over the capture (host 0 exact)")
-      ("schema", po::value(&schema)->default_value(schema), "3.25 or 3.0")
+      ("format", po::value(&cli.format)->default_value(cli.format),
+       "nsys (SQLite exports) or kineto (PyTorch profiler Chrome-trace JSON, one file per rank; same run and truth)")
+      ("schema", po::value(&schema)->default_value(schema), "3.25 or 3.0 (kineto: NCCL <= 2.18 kernel names with 3.0)")
       ("per-host-files", "one file per host with all its rank processes")
       ("per-rank-files", "one file per rank (the default; pins it under --conventions random)")
       ("no-nccl-domain-create", "omit the NVTX 'NCCL' domain-create rows")
@@ -116,6 +119,8 @@ void apply(const po::variables_map& vm, const Cli& cli, sim::Options& o) {
   o.pinned.dp_overlap = vm.count("dp-overlap") || vm.count("no-dp-overlap");
   o.nccl_domain_create = !vm.count("no-nccl-domain-create");
   if (vm.count("fabric-seed")) o.fabric_seed = vm["fabric-seed"].as<uint64_t>();
+  if (cli.format != "nsys" && cli.format != "kineto") throw std::invalid_argument("--format must be nsys or kineto");
+  o.kineto = cli.format == "kineto";
   if (cli.conventions != "fixed" && cli.conventions != "random") throw std::invalid_argument("--conventions must be fixed or random");
   o.random_conventions = cli.conventions == "random";
   if (vm.count("conventions-seed")) o.conventions_seed = cli.conventions_seed;
@@ -166,8 +171,8 @@ int main(int argc, char** argv) {
     apply(vm, cli, o);
     const sim::RunStats s = sim::generate(o);
     if (vm.count("shuffle-rows")) shuffle_files(o.out_dir, o.seed);
-    fmt::print(stderr, "straggler-sim: {} files, {} ranks x {} iterations, {} kernels, {} rows; simulate {:.2f} s, write {:.2f} s\n",
-               s.files, o.layout.world(), s.iterations, s.kernels, s.rows, s.simulate_s, s.write_s);
+    fmt::print(stderr, "straggler-sim: {} files, {} ranks x {} iterations, {} kernels, {} {}; simulate {:.2f} s, write {:.2f} s\n",
+               s.files, o.layout.world(), s.iterations, s.kernels, s.rows, o.kineto ? "events" : "rows", s.simulate_s, s.write_s);
   } catch (const std::exception& e) {
     fmt::print(stderr, "straggler-sim: {}\n", e.what());
     return 2;

@@ -593,4 +593,23 @@ int64_t write_nsys_file(const Simulation& sim, const Conventions& cv, const File
   return rows;
 }
 
+std::vector<int64_t> capture_stops(const Simulation& sim, const Conventions& cv) {
+  int64_t stop = 0;  // as write_nsys_file, on the true clock
+  for (const RankTrace& tr : sim.ranks)
+    for (const Op& op : tr.ops) stop = std::max({stop, op.pending ? op.cpu_end : op.end, op.cpu_end});
+  std::vector<int64_t> out(size_t(sim.world), stop + 2'000'000'000);
+  if (!crash_run(sim)) return out;
+  for (int r = 0; r < sim.world; ++r) out[size_t(r)] = rank_stop(sim, cv, r);
+  const int64_t kill = std::max(stop + 2'000'000'000, *std::max_element(out.begin(), out.end()));
+  for (int64_t& t : out) t = t < 0 ? kill : t;
+  return out;
+}
+
+KernelDesc kernel_desc(int k, bool old_nccl) {
+  const KernelInfo& ki = kKernels[k];
+  const bool old = old_nccl && (k == kNcclAllReduce || k == kNcclSendRecv);
+  return {old ? kOldNccl[k == kNcclSendRecv][0] : ki.short_name, old ? kOldNccl[k == kNcclSendRecv][1] : ki.demangled,
+          ki.regs, ki.grid_x, ki.grid_y, ki.block_x, ki.static_smem + ki.dyn_smem};
+}
+
 }  // namespace sim

@@ -22,6 +22,19 @@ struct FileSpec {
 // Writes the file (replacing it); returns the number of rows inserted. Throws std::runtime_error.
 int64_t write_nsys_file(const Simulation& sim, const Conventions& cv, const FileSpec& f);
 
+// True time each rank's capture stops: 2 s after the job's last event (one session; a hang: the
+// job is killed), or in crash runs when its process dies or the watchdog's abort is killed.
+std::vector<int64_t> capture_stops(const Simulation& sim, const Conventions& cv);
+
+// A kernel's names and launch shape as the writers put them (old_nccl: NCCL <= 2.18 naming, as
+// --schema 3.0 writes it); shared with the Kineto writer so both formats name kernels alike.
+struct KernelDesc {
+  const char* short_name;
+  const char* demangled;
+  int regs, grid_x, grid_y, block_x, shared_mem;
+};
+KernelDesc kernel_desc(int kernel, bool old_nccl);
+
 // Local rank / pid of a global rank under fixed conventions (Conventions holds what is written).
 inline int local_rank_of(const Simulation& s, int rank) { return rank % s.gpus_per_host; }
 inline int64_t pid_of_rank(const Simulation& s, int rank) { return 1000 + local_rank_of(s, rank); }

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "conventions.hpp"
+#include "kineto_writer.hpp"
 #include "nsys_writer.hpp"
 #include "schedule.hpp"
 #include "truth.hpp"
@@ -179,6 +180,11 @@ void validate(const Options& o) {
 RunStats generate(const Options& in) {
   Options opt = in;
   resolve_conventions(opt);
+  if (opt.kineto) {  // Kineto writes one trace per process; NVTX payloads do not exist there
+    if (in.per_host_files) throw std::invalid_argument("--format kineto writes one file per rank (no --per-host-files)");
+    if (in.payloads) throw std::invalid_argument("--payloads is for --format nsys");
+    opt.per_host_files = false;
+  }
   validate(opt);
   if (opt.target_kernels > 0) {
     const int64_t per = std::max<int64_t>(1, kernels_per_iteration(opt));
@@ -190,6 +196,7 @@ RunStats generate(const Options& in) {
   auto t0 = std::chrono::steady_clock::now();
   const Simulation sim = simulate(opt);
   const Conventions cv = make_conventions(sim);
+  const KinetoConventions kc = opt.kineto ? make_kineto_conventions(sim, cv) : KinetoConventions{};
   auto t1 = std::chrono::steady_clock::now();
 
   std::vector<RankCounts> counts(sim.world);
@@ -204,7 +211,9 @@ RunStats generate(const Options& in) {
 
   std::vector<FileSpec> files;
   const std::string dir = opt.out_dir + "/";
-  if (opt.per_host_files) {
+  if (opt.kineto) {
+    files = kineto_files(sim, kc);
+  } else if (opt.per_host_files) {
     for (int h = 0; h < opt.hosts; ++h) {
       FileSpec f{dir + topology::host_name(h) + ".sqlite", h, {}, true};
       for (int r = h * sim.gpus_per_host; r < (h + 1) * sim.gpus_per_host; ++r) f.ranks.push_back(r);
@@ -225,7 +234,7 @@ RunStats generate(const Options& in) {
   auto worker = [&]() {
     for (size_t i; (i = next++) < files.size();) {
       try {
-        rows += write_nsys_file(sim, cv, files[i]);
+        rows += opt.kineto ? write_kineto_file(sim, cv, kc, files[i]) : write_nsys_file(sim, cv, files[i]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!error) error = std::current_exception();
@@ -238,7 +247,8 @@ RunStats generate(const Options& in) {
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
-  std::ofstream(opt.out_dir + "/truth.json") << truth_json(sim, cv, files, counts);
+  std::ofstream(opt.out_dir + "/truth.json")
+      << truth_json(sim, cv, files, counts, opt.kineto ? kineto_conventions_json(sim, cv, kc, files) : std::string());
   auto t2 = std::chrono::steady_clock::now();
   stats.files = int(files.size());
   stats.rows = rows;

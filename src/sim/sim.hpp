@@ -63,7 +63,10 @@ struct Options {
   double hiccup_prob = 0, hiccup_ms = 0, iteration_wobble = 0, gpu_spread = 0;
   double clock_offset_ms = 0.0;
   double clock_drift_ppm = 0.0;  // max abs per-host clock rate error (host 0 exact)
-  bool schema30 = false;  // --schema 3.0
+  bool schema30 = false;  // --schema 3.0 (--format kineto: NCCL <= 2.18 kernel names)
+  // --format kineto: PyTorch profiler (Kineto) Chrome-trace JSON, one file per rank, instead of
+  // SQLite (kineto_writer.hpp); the run and its truth are the same.
+  bool kineto = false;
   bool per_host_files = false;
   bool nccl_domain_create = true;
   // NCCL's NVTX payloads (communicator id, message size, peer) in NVTX_EVENTS.binaryData, with the
@@ -108,11 +111,11 @@ struct RunStats {
   int iterations = 0;
   int files = 0;
   int64_t kernels = 0;  // over all ranks
-  int64_t rows = 0;     // all rows written, all tables
+  int64_t rows = 0;     // all rows written, all tables (--format kineto: trace events)
   double simulate_s = 0, write_s = 0;
 };
 
-// Simulates the run and writes OUT_DIR/*.sqlite and OUT_DIR/truth.json.
+// Simulates the run and writes OUT_DIR/*.sqlite (or the Kineto traces) and OUT_DIR/truth.json.
 RunStats generate(const Options& opt);
 
 }  // namespace sim

@@ -325,7 +325,8 @@ std::string expected_json(const Simulation& sim) {
 }  // namespace
 
 std::string truth_json(const Simulation& sim, const Conventions& cv, const std::vector<FileSpec>& files,
-                       const std::vector<RankCounts>& counts) {
+                       const std::vector<RankCounts>& counts, const std::string& conventions) {
+  if (!conventions.empty()) return run_json(sim, cv, files, counts) + conventions + expected_json(sim);
   return run_json(sim, cv, files, counts) + (cv.random ? conventions_json(sim, cv, files) : fixed_conventions_json(sim)) + expected_json(sim);
 }
 
