@@ -5,11 +5,11 @@
 # same run (RUNS runs each, interleaved, medians); and the whole real 8-rank DLRM directory
 # (../shared/data/real/param/dlrm_kineto) end to end, straggler-scan alone (process start and HDF5
 # included), RUNS x 3 runs. Prints Markdown tables for bench/RESULTS.md.
-#   RUNS=5 KERNELS=2000000 bench/run_kineto_bench.sh
+#   RUNS=5 KERNELS=1100000 bench/run_kineto_bench.sh
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
 RUNS="${RUNS:-5}"
-KERNELS="${KERNELS:-2000000}"
+KERNELS="${KERNELS:-1100000}"
 DATA="${DATA:-/tmp/ss-kineto-bench}"
 SHARED="${SHARED:-$ROOT/../shared}"
 cmake -S "$ROOT" --preset release -B "$BUILD" >/dev/null
@@ -18,7 +18,7 @@ mkdir -p "$DATA"
 BIG="$DATA/big"
 if ! ls "$BIG"/*.json >/dev/null 2>&1; then
   rm -rf "$BIG"
-  "$BUILD/src/sim/straggler-sim" "$BIG" --format kineto --kineto-gzip never --layout 1x1x1 --hosts 1 \
+  "$BUILD/src/sim/straggler-sim" "$BIG" --format kineto --layout 1x1x1 --hosts 1 \
     --target-kernels "$KERNELS" --seed 3 >/dev/null
 fi
 F="$(ls "$BIG"/*.json | head -1)"

@@ -150,7 +150,8 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
     // its slowest hop, so a link is only narrowed down as far as the communicators allow.
     std::map<std::string, size_t> seen;
     for (const auto* c : slow)
-      for (const auto& h : c->hosts) seen[h]++;
+      for (const auto& h : c->hosts)
+        if (!h.empty()) seen[h]++;  // "": a profile that names no host (PyTorch traces); never a host
     SlowLink link;
     for (const auto& [h, n] : seen)
       if (n == slow.size()) link.hosts.push_back(h);

@@ -164,7 +164,11 @@ void print_straggler(std::ostream& os, const collectives::Straggler& s) {
 void print_slow_link(std::ostream& os, const collectives::SlowLink& l) {
   std::vector<std::string> shown;
   for (const auto& h : l.hosts) shown.push_back(printable(h));
-  const std::string hosts = shown.empty() ? std::string("(hosts unknown)") : fmt::format("{}", fmt::join(shown, ", "));
+  // Without host names (the profiles hold none) the link is said by the communicators that see it.
+  std::vector<std::string> comms;
+  for (const auto& c : l.communicators) comms.push_back(printable(c));
+  const std::string hosts = shown.empty() ? fmt::format("(hosts unknown: the profiles name none) seen by {}", fmt::join(comms, ", "))
+                                          : fmt::format("{}", fmt::join(shown, ", "));
   os << fmt::format("  SLOW LINK {}\n", hosts);
   os << fmt::format("    costs the job: {}\n", cost_text(l.cost_ms_per_step, l.cost_pct));
   os << fmt::format("    why:           {} transfers {:.2f}x slower than their like ({})\n", l.collective, l.slowdown,
@@ -514,8 +518,13 @@ void print_report(std::ostream& os, const RunSummaryInput& in, const Options& op
   std::set<std::string> files;  // files that gave at least one accepted rank
   for (const auto& r : in.ranks) files.insert(r.file);
   const size_t files_ok = files.size();
+  // "": ranks whose profiles name no host (PyTorch traces without tensorboard's default file names).
+  const size_t named = size_t(std::count_if(in.hosts.begin(), in.hosts.end(), [](const std::string& h) { return !h.empty(); }));
+  const std::string hosts = named == in.hosts.size() ? plural(named, "host")
+                            : named == 0            ? std::string("hosts unknown (the profiles name none)")
+                                                    : plural(named, "host") + " and ranks on hosts unknown";
   os << fmt::format("straggler-scan {}: {} from {} on {}; {}\n", kToolVersion, plural(in.ranks.size(), "rank"),
-                    plural(files_ok, "file"), plural(in.hosts.size(), "host"), versions(in.inputs));
+                    plural(files_ok, "file"), hosts, versions(in.inputs));
   if (in.ranks.empty()) return;
   os << missing_ranks_line(in, opt);
   // The analyses' sections (Analysis::report): what is wrong, then what was measured, then what

@@ -10,6 +10,8 @@
 #include <set>
 #include <simdjson.h>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "h5_read.hpp"
 #include "shell.hpp"
@@ -49,13 +51,13 @@ void read_truth(const fs::path& truth, Outcome& o) {
   o.markers = bool(t["conventions"]["iteration_markers"]);
 }
 
-Outcome scan(const std::string& fault, int conventions_seed) {
+Outcome scan(const std::string& fault, int conventions_seed, const std::string& format) {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("ss-findings-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
   fs::remove_all(dir);
   int st = 0;
-  const std::string sim = kSim + " " + (dir / "run").string() + " " + kRun + " --seed " + std::to_string(conventions_seed) +
-                          (fault.empty() ? "" : " --fault " + fault);
+  const std::string sim = kSim + " " + (dir / "run").string() + " " + kRun + " --format " + format + " --seed " +
+                          std::to_string(conventions_seed) + (fault.empty() ? "" : " --fault " + fault);
   auto out = testsh::sh(sim, &st);
   EXPECT_EQ(st, 0) << sim << "\n" << out;
   Outcome o;
@@ -72,22 +74,28 @@ Outcome scan(const std::string& fault, int conventions_seed) {
   return o;
 }
 
-class PlantedFinding : public ::testing::TestWithParam<Plant> {};
+// The same plants on both input formats: nsys SQLite exports and PyTorch profiler (Kineto) traces.
+class PlantedFinding : public ::testing::TestWithParam<std::tuple<Plant, std::string>> {};
 
 }  // namespace
 
 TEST_P(PlantedFinding, ExactlyThatFindingOnThoseRanks) {
-  const Plant& p = GetParam();
+  const auto& [p, format] = GetParam();
   // Three convention seeds per pattern: what nsys does not promise varies between them (seed 1:
   // schema 3.0, no step markers, CUDA graphs on some ranks; 2: schema 3.25, per-host files, no
   // markers; 11: schema 3.0 with markers). Checked below: markers present and absent both occur.
-  // The planted rank changes with the seed too (first stage, last stage, a middle one).
+  // The planted rank changes with the seed too (first stage, last stage, a middle one). Kineto's
+  // conventions at the same seeds: 1 no markers, epoch-integer times, <host>_<pid> names; 2
+  // markers, worker<r>_step names; 11 relative float times with NCCL metadata, rank-<r>.json; and
+  // 6, gzip-compressed.
   std::set<bool> markers;
-  for (auto [seed, rank] : {std::pair{1, kRank}, std::pair{2, 10}, std::pair{11, 0}}) {
+  std::vector<std::pair<int, int>> seeds = {{1, kRank}, {2, 10}, {11, 0}};
+  if (format == "kineto") seeds.push_back({6, 3});
+  for (auto [seed, rank] : seeds) {
     std::string fault = p.fault;
     if (const size_t at = fault.find(":R:"); at != std::string::npos) fault.replace(at, 3, ":" + std::to_string(rank) + ":");
     if (fault.size() > 2 && fault.ends_with(":R")) fault.replace(fault.size() - 1, 1, std::to_string(rank));
-    const Outcome o = scan(fault, seed);
+    const Outcome o = scan(fault, seed, format);
     FindingSet want;
     if (!p.finding.empty())
       for (int r = 0; r < 16; ++r)
@@ -101,7 +109,7 @@ TEST_P(PlantedFinding, ExactlyThatFindingOnThoseRanks) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sim, PlantedFinding,
-    ::testing::Values(Plant{"healthy", "", ""},
+    ::testing::Combine(::testing::Values(Plant{"healthy", "", ""},
                       Plant{"gpu_bubbles", "host_delay:R:4:8", "gpu_bubbles"},
                       Plant{"cpu_bottleneck", "slow_host:R:400", "cpu_bottleneck"},
                       Plant{"nccl_serialization", "nccl_compute:R", "nccl_serialization"},
@@ -114,13 +122,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Plant{"excessive_sync", "sync:R:0.5", "excessive_sync"},
                       Plant{"all_nccl_serialization", "nccl_compute:all", "nccl_serialization", true},
                       Plant{"all_kernel_hotspot", "hotspot:all:0.6", "kernel_hotspot", true}),
-    [](const auto& info) { return info.param.name; });
+                       ::testing::Values(std::string("nsys"), std::string("kineto"))),
+    [](const auto& info) { return std::get<0>(info.param).name + "_" + std::get<1>(info.param); });
 
 // A GC-pause straggler is host_delay refined by gc_pause, a sync-heavy one by excessive_sync; a
 // finding on every rank is the job's own (summary `shared`).
 TEST(FindingsVerdict, HostDelayStragglersAreRefinedByTheirFinding) {
   for (const auto& [fault, detail] : {std::pair{"gc_pause:5:3:40", "gc_pause"}, std::pair{"sync:5:0.5", "excessive_sync"}}) {
-    const Outcome o = scan(fault, 11);
+    const Outcome o = scan(fault, 11, "nsys");
     simdjson::dom::parser p;
     simdjson::dom::element s;
     ASSERT_EQ(p.parse(o.summary).get(s), simdjson::SUCCESS);
@@ -136,7 +145,7 @@ TEST(FindingsVerdict, HostDelayStragglersAreRefinedByTheirFinding) {
 }
 
 TEST(FindingsVerdict, AFindingOnEveryRankIsTheJobsOwn) {
-  const Outcome o = scan("nccl_compute:all", 11);
+  const Outcome o = scan("nccl_compute:all", 11, "nsys");
   simdjson::dom::parser p;
   simdjson::dom::element s;
   ASSERT_EQ(p.parse(o.summary).get(s), simdjson::SUCCESS);
