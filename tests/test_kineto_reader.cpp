@@ -227,6 +227,36 @@ TEST(KinetoReader, DamagedFilesGetOneLineNamingTheFile) {
   EXPECT_THROW(ranks::read_profile((t.path / "cut.json.gz").string()), ranks::ProfileError);
 }
 
+// Fuzz findings K1-K4 (tests/fuzz/corpus/kineto): a stray '}' between events (looped forever), a
+// member name longer than the read window (copied from freed bytes), a huge member skipped without
+// a word.
+TEST(KinetoReader, StructuralOdditiesEndOrWarnNeverHang) {
+  TempDir t;
+  const std::string full = trace(0);
+  std::string stray = full;
+  stray.insert(stray.find("  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\""), "},\n");
+  write(t.path / "stray.json", stray);
+  try {
+    ranks::read_profile((t.path / "stray.json").string());
+    ADD_FAILURE() << "a stray brace was read";
+  } catch (const ranks::ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("unexpected '}'"), std::string::npos) << e.what();
+  }
+  std::string long_key = full;
+  long_key.insert(long_key.find("\"traceEvents\""), "\"" + std::string(1536 * 1024, 'k') + "\": 1,\n");
+  write(t.path / "long_key.json", long_key);
+  EXPECT_EQ(ranks::read_profile((t.path / "long_key.json").string())[0].kernels.size(), 2u);
+  std::string huge = full;
+  const std::string di = "\"distributedInfo\": {";
+  huge.insert(huge.find(di) + di.size(), "\"note\": \"" + std::string(66 << 20, 'x') + "\", ");
+  write(t.path / "huge.json", huge);
+  const auto tl = ranks::read_profile((t.path / "huge.json").string())[0];
+  EXPECT_EQ(tl.claimed_rank, -1);
+  std::string all;
+  for (const auto& w : tl.warnings) all += w + "|";
+  EXPECT_NE(all.find("\"distributedInfo\" is over 64 MB"), std::string::npos) << all;
+}
+
 TEST(KinetoReader, BadEventsAreSkippedAndCounted) {
   TempDir t;
   std::string s = trace(0);

@@ -96,7 +96,9 @@ class Scanner {
     if (eof_) return false;
     if (keep_ > 0) {
       std::memmove(buf_.data(), buf_.data() + keep_, end_ - keep_);
-      end_ -= keep_, pos_ -= keep_, start_ -= keep_, keep_ = 0;
+      // A value whose start is dropped is no longer whole (dropped_ says so; start_ means nothing).
+      if (keep_ > start_) dropped_ = true;
+      end_ -= keep_, pos_ -= keep_, start_ = start_ >= keep_ ? start_ - keep_ : 0, keep_ = 0;
     }
     if (buf_.size() < end_ + kChunk + kPad) buf_.resize(std::max(buf_.size() * 2, end_ + kChunk + kPad));
     const size_t got = in_.read(buf_.data() + end_, kChunk);
@@ -106,19 +108,28 @@ class Scanner {
     return got > 0;
   }
 
+  // Blanks are never kept: a run of them of any length costs no memory (K3: 300 MB of blanks).
   void skip_ws() {
-    while (!at_end()) {
-      const char c = cur();
-      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
-      ++pos_;
+    while (true) {
+      for (; pos_ < end_; ++pos_) {
+        const char c = cur();
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
+      }
+      keep_ = pos_;
+      if (!fill()) return;
     }
   }
   // Scans one value from pos_ to just past its end. keep: hold its bytes (from start_) unless it
   // grows past `limit`, then drop them as it goes; returns whether it was kept whole.
   bool scan_value(bool keep, size_t limit) {
     start_ = pos_;
-    keep_ = keep ? start_ : pos_;
+    keep_ = pos_;
+    dropped_ = false;
     const char first = cur();
+    // Anything else cannot start a value; scanning it as a scalar would consume nothing (K1: a stray
+    // '}' in traceEvents looped forever).
+    if (first == '}' || first == ']' || first == ',' || first == ':')
+      fail(std::string("unexpected '") + first + "' where a value should start");
     if (first != '{' && first != '[' && first != '"') return scan_scalar(keep, limit);
     ScanState st;
     while (true) {
@@ -126,10 +137,10 @@ class Scanner {
       const size_t i = scan_chunk(buf_.data(), pos_, e, st);
       if (i < e) {
         pos_ = i + 1;
-        return keep_ == start_;
+        return !dropped_;
       }
       pos_ = e;
-      if (!keep || pos_ - start_ > limit) keep_ = pos_;  // too large or unwanted: let it go
+      if (!keep || dropped_ || pos_ - start_ > limit) keep_ = pos_;  // too large or unwanted: let it go
       if (!fill()) fail_cut(st.in_string ? "a string" : "an object or array");
     }
   }
@@ -137,17 +148,18 @@ class Scanner {
     while (true) {
       while (pos_ < end_) {
         const char c = cur();
-        if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t') return keep_ == start_;
+        if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t') return !dropped_;
         ++pos_;
       }
-      if (!keep || pos_ - start_ > limit) keep_ = pos_;
-      if (!fill()) return keep_ == start_;
+      if (!keep || dropped_ || pos_ - start_ > limit) keep_ = pos_;
+      if (!fill()) return !dropped_;
     }
   }
 
+  // A member's name; "" for one over 4 KB (no member a reader wants; K2: its start was dropped).
   std::string read_key() {
-    scan_value(true, 4096);
-    std::string key(buf_.data() + start_, pos_ - start_);
+    const bool whole = scan_value(true, 4096);
+    std::string key = whole ? std::string(buf_.data() + start_, pos_ - start_) : std::string();
     keep_ = pos_;
     return key.size() >= 2 ? key.substr(1, key.size() - 2) : std::string();
   }
@@ -161,7 +173,7 @@ class Scanner {
     if (scan_value(true, lim_.max_member)) {
       cb.member(key, std::string_view(buf_.data() + start_, pos_ - start_));
     } else {
-      ++counts_.skipped_members;
+      counts_.skipped_members.push_back(key);
     }
     keep_ = pos_;
   }
@@ -208,6 +220,7 @@ class Scanner {
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0, keep_ = 0, start_ = 0;
   bool eof_ = false;
+  bool dropped_ = false;  // the value being scanned lost its first bytes (too large, or unwanted)
   JsonStreamCounts counts_;
 };
 

@@ -29,7 +29,7 @@ struct JsonStreamCallbacks {
 struct JsonStreamCounts {
   size_t elements = 0;          // elements handed over
   size_t skipped_elements = 0;  // over max_element
-  size_t skipped_members = 0;   // wanted, but over max_member
+  std::vector<std::string> skipped_members;  // wanted, but over max_member
   bool saw_array = false;       // the array member was present (and an array)
 };
 

@@ -105,6 +105,9 @@ class Reader {
     const auto counts = detail::stream_json_object(in, cb);
     if (!counts.saw_array) fail("no \"traceEvents\" array: not a PyTorch profiler trace");
     skipped_ += counts.skipped_elements;
+    for (const auto& k : counts.skipped_members)  // K4: never lost without a word
+      warnings_.push_back("the top-level member \"" + common::ascii_only(k, 64) +
+                          "\" is over 64 MB: skipped (the rank, time base or GPU names it holds are unknown)");
     return finish();
   }
 
