@@ -151,7 +151,7 @@ void print_straggler(std::ostream& os, const collectives::Straggler& s) {
   }
   const std::string cause = fmt::format("{}{}", collectives::cause_name(s.cause),
                                         s.cause_detail == ranks::Finding::None ? "" : fmt::format(" ({})", ranks::finding_name(s.cause_detail)));
-  os << fmt::format("  STRAGGLER rank {} ({})\n", s.rank, printable(s.host));
+  os << fmt::format("  STRAGGLER rank {} ({})\n", s.rank, s.host.empty() ? std::string("host unknown") : printable(s.host));
   os << fmt::format("    costs the job: {}\n", cost_text(s.cost_ms_per_step, s.cost_pct));
   os << fmt::format("    since:         iteration {}\n", s.onset_iteration >= 0 ? std::to_string(s.onset_iteration) : "? (from the start of the steady state)");
   os << fmt::format("    why:           {}{}\n", cause, s.why.empty() ? "" : ": " + printable(s.why));
