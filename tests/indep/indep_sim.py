@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from indep_model import DEFAULT_DDL_DIR, Job
 from indep_replay import simulate
 from indep_export import write_file
+from indep_kineto import write_kineto
 from indep_truth import build_truth
 from indep_pipe import pipeline_truth
 
@@ -59,6 +60,9 @@ def make_parser():
                     'tiny_kernels:R|all:COUNT[:I] nccl_bracketed[:R|all] copy_bubbles:R|all:MIB[:I] '
                     'pageable_h2d:R|all:MIB[:I] gc_pause:R|all:EVERY:MS stage_imbalance:STAGE:F[:I] slow_p2p:F[:I] '
                     '(see README.md)')
+    ap.add_argument('--format', choices=('sqlite', 'kineto'), default='sqlite',
+                    help='sqlite: Nsight Systems exports (default); kineto: PyTorch profiler Chrome-trace JSON, one '
+                    'file per rank (2023 style with --schema 3.0, 2024 style otherwise; README.md "Kineto output")')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--ddl-dir', default=DEFAULT_DDL_DIR)
     return ap
@@ -90,7 +94,11 @@ def main():
     files = {}
     domain_row = rng.random() < 0.5
     wrng = random.Random(a.seed * 13 + 1)
-    if a.files == 'rank':
+    kconv = None
+    if a.format == 'kineto':
+        files, kconv = write_kineto(job, a.out, st, progs, hosts, err, epoch, cap_start, cap_end,
+                                    random.Random(a.seed * 7919 + 5))
+    elif a.files == 'rank':
         for r in range(job.n):
             h = job.host(r)
             name = 'report_rank%d.sqlite' % r if a.naming == 'plain' else 'nsys_%s_rank%d.sqlite' % (hosts[h].split('.')[0], r)
@@ -111,6 +119,8 @@ def main():
                        max(cap_end[r] for r in rs), wrng, err[h], epoch, domain_row)
             files[name] = {'ranks': rs, 'host': hosts[h]}
     truth = build_truth(job, st, pending, hold, blocked, dead, hosts, err, files, domain_row, stuck_async)
+    if kconv:
+        truth['conventions'].update(kconv)
     if job.pp > 1:
         truth['pipeline'] = pipeline_truth(job, st)
     with open(os.path.join(a.out, 'truth.json'), 'w') as f:

@@ -11,19 +11,21 @@
 # --what-if: the WHATIF cases only: each faulty run and its counterfactuals (the same seed and options without one
 # fault, and without all of them when there are several) scanned, then tests/indep/check_what_if.py per pair;
 # one results line per pair (~1 minute per seed on 2 cores).
+# --kineto: the simulator writes PyTorch profiler (Kineto) JSON traces instead of nsys SQLite (indep_sim.py
+# --format kineto; README.md "Kineto output"); grid, extras, pipeline and what-if runs (not --scaling).
 # Exit 0 when every run passed its checks, 1 otherwise, 77 when the DDL dumps or the binary are absent.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 BIN="${SS_SCAN_BIN:-$REPO/build/src/straggler-scan}"
 DDL="${SS_DDL_DIR:-$(cd "$REPO/.." && pwd)/shared/docs/nsys-ddl}"
-MODE=default SEEDS="1" OUT="${TMPDIR:-/tmp}/indep-matrix" KEEP=0
+MODE=default SEEDS="1" OUT="${TMPDIR:-/tmp}/indep-matrix" KEEP=0 FMT=
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;; --full) MODE=full ;; --extras) MODE=extras ;; --pipeline) MODE=pipeline ;; --keep) KEEP=1 ;;
-    --scaling) MODE=scaling ;; --what-if) MODE=whatif ;;
+    --scaling) MODE=scaling ;; --what-if) MODE=whatif ;; --kineto) FMT="--format kineto" ;;
     --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;;
-    *) echo "usage: $0 [--quick|--full|--extras|--pipeline|--scaling|--what-if] [--seeds \"1 2\"] [--out DIR] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick|--full|--extras|--pipeline|--scaling|--what-if] [--seeds \"1 2\"] [--out DIR] [--keep] [--kineto]" >&2; exit 2 ;;
   esac; shift
 done
 [ -x "$BIN" ] || { echo "SKIP: no straggler-scan binary at $BIN (set SS_SCAN_BIN)"; exit 77; }
@@ -189,7 +191,7 @@ if [ $MODE = whatif ]; then
       for v in "${variants[@]}"; do
         IFS='|' read -r lab keep <<< "$v"
         fargs=""; for f in $keep; do fargs="$fargs --fault $f"; done
-        simcmd="$HERE/indep_sim.py $dir/$lab --seed $seed --ddl-dir $DDL $opts$fargs"
+        simcmd="$HERE/indep_sim.py $dir/$lab --seed $seed --ddl-dir $DDL $FMT $opts$fargs"
         echo "$simcmd" >> "$dir/cmd"
         $simcmd > "$dir/sim_$lab.log" 2>&1 || { note="sim-error-$lab"; break; }
         for try in 1 2 3 4 5 6 7 8 9; do [ -x "$BIN" ] && break; sleep 10; done   # another session may be relinking it
@@ -289,19 +291,19 @@ for run in "${RUNS[@]}"; do
     sname=pipeline; cname=${x%%|*}; f=healthy
     case "${x#*|}" in *"--fault "*) f=$(sed 's/.*--fault \([a-z_0-9]*\).*/\1/' <<< "${x#*|}") ;; esac
     dir="$OUT/pipe_${cname}_s$seed"
-    simcmd="$HERE/indep_sim.py $dir/run --seed $seed --ddl-dir $DDL ${x#*|}"
+    simcmd="$HERE/indep_sim.py $dir/run --seed $seed --ddl-dir $DDL $FMT ${x#*|}"
   elif [ "$si" = x ]; then                   # an extra run: name | options
     x=${EXTRAS[$fi]}; x=${x#\*}
     sname=extra; cname=${x%%|*}; f=${cname%%-*}
     dir="$OUT/extra_${cname}_s$seed"
-    simcmd="$HERE/indep_sim.py $dir/run --seed $seed --ddl-dir $DDL ${x#*|}"
+    simcmd="$HERE/indep_sim.py $dir/run --seed $seed --ddl-dir $DDL $FMT ${x#*|}"
     case " ${x#*|} " in *" --iters "*) ;; *) simcmd="$simcmd --iters 12" ;; esac
   else
     read -r sname layout gph _ sg hd ew cr st _ h1 h2 <<< "${SHAPES[$si]}"
     read -r cname copts <<< "${CONVS[$ci]}"
     f=${FAULTS[$fi]}
     dir="$OUT/${sname}_${cname}_${f}_s$seed"
-    simcmd="$HERE/indep_sim.py $dir/run --layout $layout --gpus-per-host $gph --seed $seed --iters 12 --ddl-dir $DDL $copts $(fault_args $f $sg $hd $ew $cr $st $h1 $h2)"
+    simcmd="$HERE/indep_sim.py $dir/run --layout $layout --gpus-per-host $gph --seed $seed --iters 12 --ddl-dir $DDL $FMT $copts $(fault_args $f $sg $hd $ew $cr $st $h1 $h2)"
   fi
   rm -rf "$dir"; mkdir -p "$dir"
   scancmd="$BIN $dir/run --summary $dir/s.json -o $dir/out.h5"
