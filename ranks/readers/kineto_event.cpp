@@ -208,11 +208,11 @@ bool parse_header_member(ond::parser& p, std::string_view key, std::string_view 
 }
 
 int dtype_size(std::string_view d) {
+  // Namespace prefixes of C++ type names ("c10::Half", "at::BFloat16") say nothing of the size.
+  for (std::string_view ns : {"c10::", "at::"})
+    if (d.substr(0, ns.size()) == ns) d.remove_prefix(ns.size());
   std::string s;
-  for (char c : d.substr(0, 32))
-    if (c != ':' ) s += char(std::tolower(static_cast<unsigned char>(c)));
-  if (s.rfind("c10", 0) == 0) s = s.substr(3);
-  if (s.rfind("at", 0) == 0 && s.size() > 2 && s != "atomic") s = s.substr(2);
+  for (char c : d.substr(0, 32)) s += char(std::tolower(static_cast<unsigned char>(c)));
   static const std::pair<const char*, int> sizes[] = {
       {"float", 4},    {"float32", 4},  {"double", 8},       {"float64", 8},     {"half", 2},
       {"float16", 2},  {"bfloat16", 2}, {"long", 8},         {"longint", 8},     {"long int", 8},

@@ -38,7 +38,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-from fuzz_nsys import load_corpus_case, save_case, slug  # noqa: E402
+from fuzz_nsys import replay_corpus as nsys_replay_corpus, save_case, slug  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KB, MB = 1 << 10, 1 << 20
@@ -1224,35 +1224,17 @@ def run_one(args, casedir, desc, outdir):
 
 
 def replay_corpus(args, open_sigs):
-    failed = 0
-    if not args.corpus or not os.path.isdir(args.corpus):
-        return 0
-    for name in sorted(os.listdir(args.corpus)):
-        src = os.path.join(args.corpus, name)
-        if not os.path.isfile(os.path.join(src, "case.json")):
-            continue
-        casedir = os.path.join(args.workdir, "replay", name)
-        shutil.rmtree(casedir, ignore_errors=True)
-        desc = load_corpus_case(src, casedir)
-        res = run_one(args, casedir, desc, os.path.join(args.workdir, "replay-out"))
-        status = desc.get("status", "open")
-        if status == "open":  # known, whether this build shows it or not
-            open_sigs.update([desc.get("signature", "")] + desc.get("also_signatures", []))
-        needs_san = any(p.startswith("sanitizer") for p in desc.get("problems", []))
-        if res["ok"] and needs_san and not oracle.is_sanitized(args.scan):
-            print(f"corpus {name}: pass, but only a sanitizer build can tell ({desc.get('defect', '?')})")
-        elif res["ok"] and desc.get("mem_bound") and oracle.is_sanitized(args.scan):
-            print(f"corpus {name}: pass, but only a release build can tell (peak RSS; {desc.get('defect', '?')})")
-        elif res["ok"]:
-            print(f"corpus {name}: pass" + (" (marked open: mark it fixed)" if status == "open" else ""))
-        elif status == "open":
-            open_sigs.add(res["signature"])
-            print(f"corpus {name}: still open ({desc.get('defect', '?')}): {res['signature']}")
-        else:
-            failed += 1
-            print(f"corpus {name}: FAIL (marked fixed): {res['signature']}\n  " + "\n  ".join(res["problems"]))
-        shutil.rmtree(casedir, ignore_errors=True)
-    return failed
+    """fuzz_nsys's corpus replay, with this fuzzer's runner (peak RSS bounds) and one more reason a
+    pass proves nothing: a memory bound on a sanitizer build."""
+    def unproven(desc, res):
+        if any(p.startswith("sanitizer") for p in desc.get("problems", [])) and not oracle.is_sanitized(args.scan):
+            return "only a sanitizer build can tell"
+        if desc.get("mem_bound") and oracle.is_sanitized(args.scan):
+            return "only a release build can tell (peak RSS)"
+        return ""
+
+    return nsys_replay_corpus(args, open_sigs, run=lambda c, d, o: run_one(args, c, d, o), unproven=unproven,
+                              known_open=True)
 
 
 def parse_families(spec):
