@@ -1,6 +1,8 @@
 #include "tables/catalog.hpp"
 
 #include "compare_command.hpp"
+#include "h5_file.hpp"
+#include "ranks/rank_assignment.hpp"
 #include "cross_rank.hpp"
 #include "tables/collect.hpp"
 
@@ -50,6 +52,34 @@ std::string table_markdown(const TableSchema& s) {
 bool under(const std::string& path, const std::string& prefix) {
   return path == prefix || (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
                             path[prefix.size()] == '/');
+}
+
+std::string tables_json() {
+  auto shape = [](Shape s) { return s == Shape::Matrix ? "matrix" : s == Shape::Ragged ? "ragged" : "scalar"; };
+  auto dist = [](Distribution d) {
+    switch (d) {
+      case Distribution::ByRank: return "by_rank";
+      case Distribution::Summed: return "summed";
+      case Distribution::Streamed: return "streamed";
+      case Distribution::Replicated: break;
+    }
+    return "replicated";
+  };
+  // Our own identifiers only (paths and column names are ASCII words): nothing to escape.
+  std::string j = "{\n  \"format_version\": " + std::to_string(kFormatVersion) +
+                  ",\n  \"max_string_bytes\": " + std::to_string(h5::kMaxStringBytes) +
+                  ",\n  \"max_ranks\": " + std::to_string(ranks::RankLimits::kMaxRanks) + ",\n  \"tables\": [";
+  bool first = true;
+  for (const auto& s : all_schemas()) {
+    j += std::string(first ? "" : ",") + "\n    {\"path\": \"" + s.path + "\", \"distribution\": \"" +
+         dist(s.distribution) + "\", \"columns\": [";
+    first = false;
+    for (size_t i = 0; i < s.columns.size(); ++i)
+      j += std::string(i ? ", " : "") + "{\"name\": \"" + s.columns[i].name + "\", \"type\": \"" +
+           type_name(s.columns[i].type) + "\", \"shape\": \"" + shape(s.columns[i].shape) + "\"}";
+    j += "]}";
+  }
+  return j + "\n  ]\n}\n";
 }
 
 std::string layout_markdown(const std::string& prefix) {

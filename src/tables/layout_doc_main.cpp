@@ -3,6 +3,7 @@
 // each listing the tables of that group and the groups below it.
 //   layout_doc --check FILE   exit 1 when a block differs or a declared table is in no block
 //   layout_doc --update FILE  rewrite the blocks (scripts/update_layout_doc.sh)
+// With a second file (scripts/scan_tables.json), the same for the tables as JSON (tables_json()).
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -43,12 +44,28 @@ Result regenerate(const std::string& doc) {
 }
 }  // namespace
 
+// The JSON list of tables in `path`: rewritten (--update) or compared; false when it differs.
+bool json_current(const std::string& mode, const std::string& path) {
+  const std::string want = straggler::tables::tables_json();
+  if (mode == "--update") {
+    std::ofstream(path) << want;
+    return true;
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str() == want) return true;
+  std::cerr << path << ": differs from the declarations in src/tables; run scripts/update_layout_doc.sh\n";
+  return false;
+}
+
 int main(int argc, char** argv) {
-  const std::string mode = argc == 3 ? argv[1] : "";
+  const std::string mode = argc == 3 || argc == 4 ? argv[1] : "";
   if (mode != "--check" && mode != "--update") {
-    std::cerr << "usage: layout_doc --check|--update docs/hdf5-layout.md\n";
+    std::cerr << "usage: layout_doc --check|--update docs/hdf5-layout.md [scripts/scan_tables.json]\n";
     return 2;
   }
+  const bool json_ok = argc < 4 || json_current(mode, argv[3]);
   std::ifstream in(argv[2]);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -62,5 +79,5 @@ int main(int argc, char** argv) {
     std::cerr << argv[2] << ": the column lists differ from the declarations in src/tables; run "
                  "scripts/update_layout_doc.sh\n";
   std::cerr << r.problems;
-  return r.problems.empty() && (mode == "--update" || r.text == ss.str()) ? 0 : 1;
+  return json_ok && r.problems.empty() && (mode == "--update" || r.text == ss.str()) ? 0 : 1;
 }
