@@ -34,6 +34,10 @@
 #include "table.hpp"
 #include "transport.hpp"
 
+namespace h5read {
+class File;  // src/h5_read.hpp: a scan file opened and checked
+}
+
 namespace straggler {
 
 struct RunSummaryInput;  // rows.hpp
@@ -76,7 +80,7 @@ class Analysis {
   // A saved scan read back (`straggler-scan report`, src/scan_load.hpp): restores from its own
   // tables in the HDF5 file `h5` (tables::read_rows) what summary() and report() use. The built-in
   // analyses' results are restored into RunResults by scan_load itself.
-  virtual void load(const std::string& h5) { (void)h5; }
+  virtual void load(const h5read::File& h5) { (void)h5; }
 };
 
 // A `--NAME VALUE` option an analysis declares: parsed with the tool's own options (--help lists

@@ -1,5 +1,7 @@
 #include "h5_file.hpp"
 
+#include "h5_read.hpp"
+
 #include "common/text.hpp"
 
 #include <algorithm>
@@ -21,6 +23,9 @@ std::string clip_string(const std::string& value, size_t max_bytes) {
   }
   return text.substr(0, cut) + "...";
 }
+
+// The reader refuses longer strings than the writer writes (docs/hdf5-layout.md, rule 4).
+static_assert(kMaxStringBytes == h5read::Limits{}.max_string_bytes, "the reader's bound is the writer's");
 
 namespace {
 // The string type of every text value we write: ASCII, as clip_string makes it.

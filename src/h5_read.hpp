@@ -1,13 +1,15 @@
-// Reading an HDF5 file back through the HDF5 C API: 1-D numeric and string datasets, 2-D numeric
-// ones, attributes, and the list of objects. Serial open with the default file access list, read-only.
-// Every failure throws std::runtime_error naming the file and object. Used by `straggler-scan report`
-// (src/scan_load.cpp) and by the tests.
+// Reading an HDF5 file back: a scan someone sent is as untrusted as a profile. `File` opens the
+// file once and, before any value is read, checks the whole of it against the rules of
+// docs/hdf5-layout.md ("Reading a scan someone sent you"): a regular file, nothing stored outside
+// it, every value written, the types the writer writes, overflow-checked sizes; every read is then
+// counted against a memory bound before it allocates, and every string comes back printable.
+// Failures throw std::runtime_error naming the object (the caller names the file). Used by
+// `straggler-scan report`, `compare`, `scaling` (src/scan_load.cpp) and by the tests.
 #pragma once
 
 #include <hdf5.h>
 
 #include <cstdint>
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -16,8 +18,15 @@
 
 namespace h5read {
 
-namespace detail {
+// Bounds of what a file may make us allocate (docs/hdf5-layout.md, rules 3-6).
+struct Limits {
+  uint64_t memory_bytes = 0;               // all reads of one File together; 0: half the physical memory
+  size_t max_string_bytes = 1024;          // a fixed-length string element (h5::kMaxStringBytes)
+  uint64_t max_attribute_bytes = 64ull << 20;
+  double max_expansion = 1100;             // a filtered dataset's size over its stored size
+};
 
+namespace detail {
 // Closes an HDF5 id with its own close function when it goes out of scope.
 struct Id {
   hid_t id;
@@ -31,183 +40,123 @@ struct Id {
   }
   operator hid_t() const { return id; }
 };
-
-inline void check(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error("h5read: " + what);
-}
-
-inline Id open_file(const std::string& file) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // failures are exceptions, not HDF5's stack dump
-  Id f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  check(f >= 0, "cannot open " + file);
-  return f;
-}
-
-// The element count of a dataset or attribute space (scalar: 1); 1-D only.
-inline size_t count_of(hid_t space, const std::string& what) {
-  check(space >= 0, "no data space: " + what);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  check(rank == 0 || rank == 1, what + " is not 1-D");
-  hsize_t n = 1;
-  if (rank == 1) H5Sget_simple_extent_dims(space, &n, nullptr);
-  return size_t(n);
-}
-
-// Fixed-length strings (what the writer makes) or variable-length ones, read from `obj`.
-template <class Read>
-std::vector<std::string> read_strings(hid_t stored_type, size_t n, const std::string& what, Read read) {
-  check(H5Tget_class(stored_type) == H5T_STRING, what + " is not a string");
-  std::vector<std::string> out;
-  if (H5Tis_variable_str(stored_type) > 0) {
-    Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(mem, H5T_VARIABLE);
-    std::vector<char*> p(n, nullptr);
-    check(read(hid_t(mem), static_cast<void*>(p.data())) >= 0, "cannot read " + what);
-    for (char* s : p) out.emplace_back(s ? s : ""), H5free_memory(s);
-    return out;
-  }
-  const size_t len = H5Tget_size(stored_type);
-  Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(mem, len);
-  H5Tset_strpad(mem, H5T_STR_NULLPAD);
-  std::vector<char> buf(n * len + 1, '\0');
-  check(read(hid_t(mem), static_cast<void*>(buf.data())) >= 0, "cannot read " + what);
-  for (size_t i = 0; i < n; ++i) {
-    std::string s(buf.data() + i * len, len);
-    out.push_back(s.substr(0, s.find('\0')));
-  }
-  return out;
-}
-
-template <class T>
-hid_t native() {
-  if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
-  else if constexpr (std::is_same_v<T, int64_t>) return H5T_NATIVE_INT64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return H5T_NATIVE_UINT64;
-  else if constexpr (std::is_same_v<T, int32_t>) return H5T_NATIVE_INT32;
-  else if constexpr (std::is_same_v<T, uint8_t>) return H5T_NATIVE_UINT8;
-  else static_assert(sizeof(T) == 0, "read as double, int64_t, uint64_t, int32_t or uint8_t");
-}
-
 }  // namespace detail
 
-// A 1-D numeric dataset, converted by HDF5 to T (double, int64_t, uint64_t, int32_t or uint8_t).
+class File {
+ public:
+  // Opens `path` read-only and checks every object in it; throws naming the rule broken.
+  explicit File(const std::string& path, Limits limits = {});
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File();
+
+  const std::string& path() const { return path_; }
+
+  // A 1-D numeric dataset, converted by HDF5 to T (double, int64_t, uint64_t, int32_t or uint8_t).
+  template <class T = double>
+  std::vector<T> numbers(const std::string& object) const {
+    auto [v, width] = read_numeric<T>(object, true);
+    (void)width;
+    return v;
+  }
+  // A 2-D numeric dataset (rows x width), row-major, with its width; a 1-D one is one row.
+  template <class T = double>
+  std::pair<std::vector<T>, size_t> matrix(const std::string& object) const {
+    return read_numeric<T>(object, false);
+  }
+  // A 1-D string dataset, each value printable (common::printable).
+  std::vector<std::string> strings(const std::string& object) const;
+  // The same values as stored (up to the first NUL), not made printable: what tests of the writer
+  // look at; never print them.
+  std::vector<std::string> raw_strings(const std::string& object) const;
+  // The dimensions of a dataset (checked at open: at most 2).
+  std::vector<hsize_t> shape(const std::string& object) const;
+  // Whether the object at `object` exists (its parent groups need not).
+  bool exists(const std::string& object) const;
+  bool has_attribute(const std::string& object, const std::string& name) const;
+  // A scalar numeric attribute of the object ("/" for the file).
+  template <class T = double>
+  T attribute(const std::string& object, const std::string& name) const {
+    T v{};
+    read_scalar_attribute(object, name, native<T>(), &v);
+    return v;
+  }
+  std::string string_attribute(const std::string& object, const std::string& name) const;
+  // A string-list attribute (or a single string, as a list of one).
+  std::vector<std::string> string_list_attribute(const std::string& object, const std::string& name) const;
+  // Every group and dataset, as absolute paths ("/ranks", "/ranks/rank", ...).
+  std::vector<std::string> objects() const;
+
+ private:
+  template <class T>
+  static hid_t native() {
+    if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
+    else if constexpr (std::is_same_v<T, int64_t>) return H5T_NATIVE_INT64;
+    else if constexpr (std::is_same_v<T, uint64_t>) return H5T_NATIVE_UINT64;
+    else if constexpr (std::is_same_v<T, int32_t>) return H5T_NATIVE_INT32;
+    else if constexpr (std::is_same_v<T, uint8_t>) return H5T_NATIVE_UINT8;
+    else static_assert(sizeof(T) == 0, "read as double, int64_t, uint64_t, int32_t or uint8_t");
+  }
+  template <class T>
+  std::pair<std::vector<T>, size_t> read_numeric(const std::string& object, bool one_d) const {
+    detail::Id d = open_dataset(object);
+    const auto dims = checked_dims(d, object, one_d);
+    const uint64_t n = element_count(dims, object);
+    charge(n, sizeof(T), object);
+    std::vector<T> v(static_cast<size_t>(n));
+    if (!v.empty()) read_all(d, native<T>(), v.data(), object);
+    return {std::move(v), dims.size() == 2 ? size_t(dims[1]) : size_t(dims.empty() ? 1 : dims[0])};
+  }
+  detail::Id open_dataset(const std::string& object) const;
+  std::vector<hsize_t> checked_dims(hid_t dataset, const std::string& object, bool one_d) const;
+  uint64_t element_count(const std::vector<hsize_t>& dims, const std::string& object) const;
+  // Counts `n` x `size` bytes against the memory bound; throws before anything is allocated.
+  void charge(uint64_t n, uint64_t size, const std::string& object) const;
+  void read_all(hid_t dataset, hid_t mem_type, void* buf, const std::string& object) const;
+  void read_scalar_attribute(const std::string& object, const std::string& name, hid_t mem, void* out) const;
+  std::vector<std::string> read_strings(const std::string& object, bool raw) const;
+  std::vector<std::string> attribute_strings(const std::string& object, const std::string& name) const;
+  void check_all();
+  void close_handles();
+
+  std::string path_;
+  Limits limits_;
+  int fd_ = -1;
+  hid_t file_ = -1;
+  mutable uint64_t charged_ = 0;
+};
+
+// The same reads by path: each opens and checks the file anew (tests, one-off reads).
 template <class T = double>
 std::vector<T> numbers(const std::string& file, const std::string& path) {
-  auto f = detail::open_file(file);
-  detail::Id d(H5Dopen2(f, path.c_str(), H5P_DEFAULT), H5Dclose);
-  detail::check(d >= 0, "no dataset " + path + " in " + file);
-  detail::Id space(H5Dget_space(d), H5Sclose);
-  std::vector<T> v(detail::count_of(space, path));
-  if (!v.empty())
-    detail::check(H5Dread(d, detail::native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, "cannot read " + path);
-  return v;
+  return File(file).numbers<T>(path);
 }
-
-// A 2-D numeric dataset (rows x width), row-major, with its width; a 1-D one is one row.
 template <class T = double>
 std::pair<std::vector<T>, size_t> matrix(const std::string& file, const std::string& path) {
-  auto f = detail::open_file(file);
-  detail::Id d(H5Dopen2(f, path.c_str(), H5P_DEFAULT), H5Dclose);
-  detail::check(d >= 0, "no dataset " + path + " in " + file);
-  detail::Id space(H5Dget_space(d), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  detail::check(rank == 1 || rank == 2, path + " is not 1-D or 2-D");
-  hsize_t dims[2] = {0, 1};
-  H5Sget_simple_extent_dims(space, dims, nullptr);
-  const size_t width = rank == 2 ? size_t(dims[1]) : size_t(dims[0]);
-  std::vector<T> v(size_t(dims[0]) * size_t(rank == 2 ? dims[1] : 1));
-  if (!v.empty())
-    detail::check(H5Dread(d, detail::native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, "cannot read " + path);
-  return {std::move(v), width};
+  return File(file).matrix<T>(path);
 }
-
-// Whether the object (group or dataset) at `path` exists; its parent groups must.
-inline bool exists(const std::string& file, const std::string& path) {
-  auto f = detail::open_file(file);
-  return H5Lexists(f, path.c_str(), H5P_DEFAULT) > 0;
-}
-
-// Whether `name` is an attribute of the object at `path`.
+inline bool exists(const std::string& file, const std::string& path) { return File(file).exists(path); }
 inline bool has_attribute(const std::string& file, const std::string& path, const std::string& name) {
-  auto f = detail::open_file(file);
-  return H5Aexists_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+  return File(file).has_attribute(path, name);
 }
-
-// A 1-D string dataset.
 inline std::vector<std::string> strings(const std::string& file, const std::string& path) {
-  auto f = detail::open_file(file);
-  detail::Id d(H5Dopen2(f, path.c_str(), H5P_DEFAULT), H5Dclose);
-  detail::check(d >= 0, "no dataset " + path + " in " + file);
-  detail::Id space(H5Dget_space(d), H5Sclose);
-  detail::Id type(H5Dget_type(d), H5Tclose);
-  const size_t n = detail::count_of(space, path);
-  if (n == 0) return {};
-  return detail::read_strings(type, n, path, [&](hid_t mem, void* buf) {
-    return H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
-  });
+  return File(file).strings(path);
 }
-
-// The dimensions of a dataset (any rank).
-inline std::vector<hsize_t> shape(const std::string& file, const std::string& path) {
-  auto f = detail::open_file(file);
-  detail::Id d(H5Dopen2(f, path.c_str(), H5P_DEFAULT), H5Dclose);
-  detail::check(d >= 0, "no dataset " + path + " in " + file);
-  detail::Id space(H5Dget_space(d), H5Sclose);
-  std::vector<hsize_t> dims(size_t(std::max(0, H5Sget_simple_extent_ndims(space))));
-  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  return dims;
+inline std::vector<std::string> raw_strings(const std::string& file, const std::string& path) {
+  return File(file).raw_strings(path);
 }
-
-// A scalar numeric attribute of the object at `path` ("/" for the file).
+inline std::vector<hsize_t> shape(const std::string& file, const std::string& path) { return File(file).shape(path); }
 template <class T = double>
 T attribute(const std::string& file, const std::string& path, const std::string& name) {
-  auto f = detail::open_file(file);
-  detail::Id a(H5Aopen_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  detail::check(a >= 0, "no attribute " + name + " on " + path + " in " + file);
-  detail::Id space(H5Aget_space(a), H5Sclose);
-  detail::check(detail::count_of(space, name) == 1, name + " is not a scalar");
-  T v{};
-  detail::check(H5Aread(a, detail::native<T>(), &v) >= 0, "cannot read attribute " + name);
-  return v;
+  return File(file).attribute<T>(path, name);
 }
-
-// A string attribute of the object at `path`.
 inline std::string string_attribute(const std::string& file, const std::string& path, const std::string& name) {
-  auto f = detail::open_file(file);
-  detail::Id a(H5Aopen_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  detail::check(a >= 0, "no attribute " + name + " on " + path + " in " + file);
-  detail::Id space(H5Aget_space(a), H5Sclose);
-  detail::Id type(H5Aget_type(a), H5Tclose);
-  auto v = detail::read_strings(type, detail::count_of(space, name), name,
-                                [&](hid_t mem, void* buf) { return H5Aread(a, mem, buf); });
-  detail::check(v.size() == 1, name + " is not a single string");
-  return v[0];
+  return File(file).string_attribute(path, name);
 }
-
-// A string-list attribute (or a single string, as a list of one).
 inline std::vector<std::string> string_list_attribute(const std::string& file, const std::string& path,
                                                       const std::string& name) {
-  auto f = detail::open_file(file);
-  detail::Id a(H5Aopen_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  detail::check(a >= 0, "no attribute " + name + " on " + path + " in " + file);
-  detail::Id space(H5Aget_space(a), H5Sclose);
-  detail::Id type(H5Aget_type(a), H5Tclose);
-  const size_t n = detail::count_of(space, name);
-  if (n == 0) return {};
-  return detail::read_strings(type, n, name, [&](hid_t mem, void* buf) { return H5Aread(a, mem, buf); });
+  return File(file).string_list_attribute(path, name);
 }
-
-// Every group and dataset in the file, as absolute paths ("/ranks", "/ranks/rank", ...).
-inline std::vector<std::string> objects(const std::string& file) {
-  auto f = detail::open_file(file);
-  std::vector<std::string> out;
-  auto visit = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
-    static_cast<std::vector<std::string>*>(data)->push_back(std::string("/") + name);
-    return 0;
-  };
-  detail::check(H5Lvisit(f, H5_INDEX_NAME, H5_ITER_INC, visit, &out) >= 0, "cannot list " + file);
-  return out;
-}
+inline std::vector<std::string> objects(const std::string& file) { return File(file).objects(); }
 
 }  // namespace h5read

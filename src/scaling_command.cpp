@@ -35,14 +35,15 @@ std::vector<ScalingGroup> load_groups(Transport& t, const std::string& path) {
   std::string error, blob;
   if (t.root()) {
     try {
-      if (!h5read::exists(path, table.path))
-        throw std::runtime_error("no " + table.path +
-                                 " table (a scan by an older straggler-scan, or not a scan): scan the run again");
+      const h5read::File f(path);  // checked whole before anything is read (docs/hdf5-layout.md)
+      check_scan_format(f);
+      if (!f.exists(table.path))
+        throw std::runtime_error("no " + table.path + " table (a scan by an older straggler-scan): scan the run again");
       ByteWriter w;
-      table.pack(w, tables::read_rows(path, table));
+      table.pack(w, tables::read_rows(f, table));
       blob = w.bytes();
     } catch (const std::exception& e) {
-      error = common::printable(path) + ": " + common::printable(e.what());
+      error = common::printable(path) + ": cannot read the scan back: " + common::printable(e.what());
     }
   }
   error = t.broadcast(error, 0);

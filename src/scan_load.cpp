@@ -10,6 +10,7 @@
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 #include "h5_read.hpp"
+#include "ranks/rank_assignment.hpp"
 #include "table_read.hpp"
 #include "tables/collect.hpp"
 #include "tables/cross_tables.hpp"
@@ -20,35 +21,50 @@ namespace straggler {
 namespace {
 using tables::read_rows;
 
-// The file is ours and of the layout this build reads.
-void check_format(const std::string& path) {
-  if (!h5read::has_attribute(path, "/", "tool") || h5read::string_attribute(path, "/", "tool") != "straggler-scan")
+}  // namespace
+
+void check_scan_format(const h5read::File& f) {
+  if (!f.has_attribute("/", "tool") || f.string_attribute("/", "tool") != "straggler-scan")
     throw std::runtime_error("not a straggler-scan output (no tool attribute \"straggler-scan\")");
-  if (!h5read::has_attribute(path, "/", "format_version"))
-    throw std::runtime_error("written by straggler-scan " + h5read::string_attribute(path, "/", "version") +
+  if (!f.has_attribute("/", "format_version"))
+    throw std::runtime_error("written by straggler-scan " + f.string_attribute("/", "version") +
                              ", before scans could be read back (no format_version); scan the profiles again");
-  const auto v = h5read::attribute<int64_t>(path, "/", "format_version");
+  const auto v = f.attribute<int64_t>("/", "format_version");
   if (v != tables::kFormatVersion)
     throw std::runtime_error("format version " + std::to_string(v) + ", this build reads version " +
                              std::to_string(tables::kFormatVersion));
 }
 
-void load_run(const std::string& path, RunResults& res) {
-  res.ranks = read_rows(path, tables::ranks_table());
-  res.iterations = read_rows(path, tables::iterations_table());
-  res.top_kernels = read_rows(path, tables::top_kernels_table());
-  res.failures = read_rows(path, tables::failures_table());
-  res.inputs = read_rows(path, tables::inputs_table());
-  res.hosts = h5read::string_list_attribute(path, "/", "hosts");
-  res.command_line = h5read::string_attribute(path, "/", "command_line");
-  res.total_ranks = int32_t(h5read::attribute<int64_t>(path, "/", "ranks"));
-  for (const auto& r : res.ranks) res.world = std::max(res.world, r.rank + 1);
+namespace {
+
+void load_run(const h5read::File& f, RunResults& res) {
+  res.ranks = read_rows(f, tables::ranks_table());
+  res.iterations = read_rows(f, tables::iterations_table());
+  res.top_kernels = read_rows(f, tables::top_kernels_table());
+  res.failures = read_rows(f, tables::failures_table());
+  res.inputs = read_rows(f, tables::inputs_table());
+  res.hosts = f.string_list_attribute("/", "hosts");
+  res.command_line = f.string_attribute("/", "command_line");
+  const int64_t total = f.attribute<int64_t>("/", "ranks");
+  if (total < 0 || total > ranks::RankLimits::kMaxRanks || uint64_t(total) != res.ranks.size())
+    throw std::runtime_error("/@ranks is " + std::to_string(total) + " but /ranks has " +
+                             std::to_string(res.ranks.size()) + " rows");
+  res.total_ranks = int32_t(total);
+  // The scanner's own bound on rank numbers, ascending and unique as it writes them.
+  for (size_t i = 0; i < res.ranks.size(); ++i) {
+    const int32_t r = res.ranks[i].rank;
+    if (r < 0 || r >= ranks::RankLimits::kMaxRanks || (i > 0 && r <= res.ranks[i - 1].rank))
+      throw std::runtime_error("/ranks/rank: rank " + std::to_string(r) + " in row " + std::to_string(i) +
+                               (r < 0 || r >= ranks::RankLimits::kMaxRanks ? " is out of range"
+                                                                           : " is not above the row before it"));
+    res.world = std::max(res.world, r + 1);
+  }
 }
 
 // Communicators with their member ranks (/collectives/members, by member_offset and size).
-std::vector<CommSummary> load_comms(const std::string& path) {
-  const auto rows = read_rows(path, tables::communicators_table());
-  const auto members = read_rows(path, tables::members_table());
+std::vector<CommSummary> load_comms(const h5read::File& f) {
+  const auto rows = read_rows(f, tables::communicators_table());
+  const auto members = read_rows(f, tables::members_table());
   std::vector<CommSummary> comms;
   for (const auto& r : rows) {
     CommSummary c = r.comm;
@@ -60,10 +76,13 @@ std::vector<CommSummary> load_comms(const std::string& path) {
   return comms;
 }
 
-collectives::LayoutFinding load_layout(const std::string& path) {
+collectives::LayoutFinding load_layout(const h5read::File& file) {
   collectives::LayoutFinding f;
-  const auto rows = read_rows(path, tables::layout_table());
-  if (rows.empty()) return f;
+  const auto rows = read_rows(file, tables::layout_table());
+  if (rows.empty()) {  // unknown: its notes only (an attribute since 0.2's issue 36; absent before)
+    if (file.has_attribute("/layout", "notes")) f.notes = file.string_list_attribute("/layout", "notes");
+    return f;
+  }
   const auto& l = rows.front();
   topology::ParallelLayout p;
   p.tp = l.tp, p.pp = l.pp, p.dp = l.dp;
@@ -73,46 +92,46 @@ collectives::LayoutFinding load_layout(const std::string& path) {
   return f;
 }
 
-ClockSummary load_clock(const std::string& path) {
+ClockSummary load_clock(const h5read::File& f) {
   ClockSummary c;
-  c.max_offset_ns = h5read::attribute<double>(path, "/clock", "max_offset_ms") * 1e6;
-  c.residual_ns = h5read::attribute<double>(path, "/clock", "residual_ms") * 1e6;
-  c.violations_before = h5read::attribute<int64_t>(path, "/clock", "violations_before");
-  c.violations_after = h5read::attribute<int64_t>(path, "/clock", "violations_after");
-  c.ops = h5read::attribute<int64_t>(path, "/clock", "matched_ops");
-  c.unaligned_ranks = int32_t(h5read::attribute<int64_t>(path, "/clock", "unaligned_ranks"));
-  c.distrusted_edges = h5read::attribute<int64_t>(path, "/clock", "distrusted_edges");
-  c.rejected = h5read::string_attribute(path, "/clock", "not_corrected_because");
+  c.max_offset_ns = f.attribute<double>("/clock", "max_offset_ms") * 1e6;
+  c.residual_ns = f.attribute<double>("/clock", "residual_ms") * 1e6;
+  c.violations_before = f.attribute<int64_t>("/clock", "violations_before");
+  c.violations_after = f.attribute<int64_t>("/clock", "violations_after");
+  c.ops = f.attribute<int64_t>("/clock", "matched_ops");
+  c.unaligned_ranks = int32_t(f.attribute<int64_t>("/clock", "unaligned_ranks"));
+  c.distrusted_edges = f.attribute<int64_t>("/clock", "distrusted_edges");
+  c.rejected = f.string_attribute("/clock", "not_corrected_because");
   return c;
 }
 
-collectives::Verdict load_verdict(const std::string& path) {
+collectives::Verdict load_verdict(const h5read::File& f) {
   collectives::Verdict v;
-  v.stragglers = read_rows(path, tables::stragglers_table());
-  v.slow_links = read_rows(path, tables::slow_links_table());
-  v.change_points = read_rows(path, tables::change_points_table());
-  for (const auto& j : read_rows(path, tables::job_step_table())) v.job_step_ms.push_back(j.step_ms);
-  v.judged_iterations = h5read::attribute<int64_t>(path, "/stragglers", "judged_iterations");
-  v.compared_ranks = h5read::attribute<int64_t>(path, "/stragglers", "compared_ranks");
-  v.needed_iterations = h5read::attribute<int64_t>(path, "/stragglers", "needed_iterations");
+  v.stragglers = read_rows(f, tables::stragglers_table());
+  v.slow_links = read_rows(f, tables::slow_links_table());
+  v.change_points = read_rows(f, tables::change_points_table());
+  for (const auto& j : read_rows(f, tables::job_step_table())) v.job_step_ms.push_back(j.step_ms);
+  v.judged_iterations = f.attribute<int64_t>("/stragglers", "judged_iterations");
+  v.compared_ranks = f.attribute<int64_t>("/stragglers", "compared_ranks");
+  v.needed_iterations = f.attribute<int64_t>("/stragglers", "needed_iterations");
   return v;
 }
 
 // The cross-rank results as far as the summary and the report use them; none when the scan had
 // no cross-rank part (its file has no /clock).
-std::shared_ptr<const CrossRankResults> load_cross(const std::string& path) {
-  if (!h5read::exists(path, "/clock")) return nullptr;
+std::shared_ptr<const CrossRankResults> load_cross(const h5read::File& f) {
+  if (!f.exists("/clock")) return nullptr;
   auto x = std::make_shared<CrossRankResults>();
-  x->comms = load_comms(path);
-  x->layout = load_layout(path);
-  x->clock = load_clock(path);
-  x->verdict = load_verdict(path);
-  x->desync = read_rows(path, tables::desync_table());
-  x->capture_ended = read_rows(path, tables::capture_ended_table());
-  x->findings = read_rows(path, tables::findings_table());
-  x->post_mortem = std::make_shared<const analyses::PostMortem>(analyses::load_post_mortem(path));
-  x->bytes_exchanged_total = h5read::attribute<int64_t>(path, "/collectives/communicators", "exchange_bytes");
-  const auto bins = read_rows(path, tables::collective_histograms_table());
+  x->comms = load_comms(f);
+  x->layout = load_layout(f);
+  x->clock = load_clock(f);
+  x->verdict = load_verdict(f);
+  x->desync = read_rows(f, tables::desync_table());
+  x->capture_ended = read_rows(f, tables::capture_ended_table());
+  x->findings = read_rows(f, tables::findings_table());
+  x->post_mortem = std::make_shared<const analyses::PostMortem>(analyses::load_post_mortem(f));
+  x->bytes_exchanged_total = f.attribute<int64_t>("/collectives/communicators", "exchange_bytes");
+  const auto bins = read_rows(f, tables::collective_histograms_table());
   for (size_t b = 0; b < bins.size() && b < size_t(ranks::LogHistogram::kBins); ++b) {
     x->acc.wait_hist.counts[b] = bins[b].wait;
     x->acc.skew_hist.counts[b] = bins[b].skew;
@@ -126,16 +145,13 @@ std::shared_ptr<const CrossRankResults> load_cross(const std::string& path) {
 Scan load_scan(const std::string& path) {
   Scan scan;
   try {
-    check_format(path);
-    load_run(path, scan.results);
-    scan.cross = load_cross(path);
-  } catch (const std::exception& e) {
-    throw common::UsageError(common::printable(path) + ": cannot read the scan back: " + common::printable(e.what()));
-  }
-  scan.results.cross = scan.cross.get();
-  scan.analyses = make_analyses(Options{});
-  try {
-    for (auto& a : scan.analyses) a->load(path);  // those with state of their own (Analysis::load)
+    const h5read::File f(path);  // checked whole before anything is read (docs/hdf5-layout.md)
+    check_scan_format(f);
+    load_run(f, scan.results);
+    scan.cross = load_cross(f);
+    scan.results.cross = scan.cross.get();
+    scan.analyses = make_analyses(Options{});
+    for (auto& a : scan.analyses) a->load(f);  // those with state of their own (Analysis::load)
   } catch (const std::exception& e) {
     throw common::UsageError(common::printable(path) + ": cannot read the scan back: " + common::printable(e.what()));
   }

@@ -68,10 +68,10 @@ class ToyAnalysis : public PerRankAnalysis<LongestKernel> {
     for (int32_t r : long_ranks()) s += " " + std::to_string(r);
     return {ReportPart::Measurements, s + "\n"};
   }
-  void load(const std::string& h5) override {  // what summary() and report() use, from its own table
+  void load(const h5read::File& h5) override {  // what summary() and report() use, from its own table
     set_rows(tables::read_rows(h5, longest_kernel_table()));
-    total_ = h5read::attribute<int64_t>(h5, "/toy/longest_kernel", "run_kernels");
-    long_us_ = h5read::attribute<double>(h5, "/toy/longest_kernel", "long_us");
+    total_ = h5.attribute<int64_t>("/toy/longest_kernel", "run_kernels");
+    long_us_ = h5.attribute<double>("/toy/longest_kernel", "long_us");
   }
 
  protected:

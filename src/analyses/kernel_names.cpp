@@ -37,8 +37,8 @@ class KernelNames : public PerRankAnalysis<KernelNameRow> {
   void tables(const RunResults&, tables::ResultTables& out) const override {
     out.tables.push_back(kernel_names_table().materialize(rows()));
   }
-  void load(const std::string& h5) override {
-    if (h5read::exists(h5, kernel_names_table().path)) set_rows(tables::read_rows(h5, kernel_names_table()));
+  void load(const h5read::File& h5) override {
+    if (h5.exists(kernel_names_table().path)) set_rows(tables::read_rows(h5, kernel_names_table()));
   }
 
  protected:

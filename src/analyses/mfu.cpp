@@ -163,7 +163,7 @@ class Mfu : public Analysis {
   }
   std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput&) const override;
   ReportSection report(const RunResults&, const RunSummaryInput&) const override;
-  void load(const std::string& h5) override;
+  void load(const h5read::File& h5) override;
 
  private:
   topology::Precision precision_ = topology::Precision::BF16;
@@ -198,19 +198,19 @@ void Mfu::finish(Transport& t, const RunResults& run) {
   else if (in.iteration.empty()) why_not_ = "no iterations found";
 }
 
-void Mfu::load(const std::string& h5) {
-  if (!h5read::exists(h5, "/mfu")) {  // a scan from before this analysis: nothing was computed
+void Mfu::load(const h5read::File& h5) {
+  if (!h5.exists("/mfu")) {  // a scan from before this analysis: nothing was computed
     why_not_ = "a scan from before MFU was measured";
     return;
   }
   result_.iterations = tables::read_rows(h5, iterations_table());
   result_.phases = tables::read_rows(h5, phases_table());
   const std::string p = "/mfu/iterations";
-  auto str = [&](const char* n) { return h5read::string_attribute(h5, p, n); };
+  auto str = [&](const char* n) { return h5.string_attribute(p, n); };
   gpu_ = str("gpu"), model_ = str("gpu_model"), gpu_source_ = str("gpu_source"), precision_name_ = str("precision");
   flops_source_ = str("flops_source"), why_not_ = str("why_not");
-  peak_ = h5read::attribute<double>(h5, p, "peak_tflops"), flops_ = h5read::attribute<double>(h5, p, "model_flops_per_step");
-  gpus_ = int(h5read::attribute<int64_t>(h5, p, "gpus")), result_.mfu = h5read::attribute<double>(h5, p, "mfu");
+  peak_ = h5.attribute<double>(p, "peak_tflops"), flops_ = h5.attribute<double>(p, "model_flops_per_step");
+  gpus_ = int(h5.attribute<int64_t>(p, "gpus")), result_.mfu = h5.attribute<double>(p, "mfu");
 }
 
 std::vector<std::pair<std::string, std::string>> Mfu::summary(const RunResults&, const RunSummaryInput&) const {

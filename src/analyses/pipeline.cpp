@@ -151,7 +151,7 @@ class Pipeline : public Analysis {
 
   std::vector<std::pair<std::string, std::string>> summary(const RunResults&, const RunSummaryInput&) const override;
   ReportSection report(const RunResults&, const RunSummaryInput&) const override;
-  void load(const std::string& h5) override;
+  void load(const h5read::File& h5) override;
 
  private:
   std::vector<tables::Attribute> attributes() const;
@@ -181,18 +181,18 @@ std::vector<tables::Attribute> Pipeline::attributes() const {
   return a;
 }
 
-void Pipeline::load(const std::string& h5) {
-  if (!h5read::exists(h5, "/pipeline")) return;  // a scan from before this analysis: not measured
+void Pipeline::load(const h5read::File& h5) {
+  if (!h5.exists("/pipeline")) return;  // a scan from before this analysis: not measured
   windows_ = tables::read_rows(h5, windows_table());
   result_.stages = tables::read_rows(h5, stages_table());
   result_.rows = tables::read_rows(h5, flushes_table());
   const std::string p = "/pipeline/stages";
-  auto i64 = [&](const char* n) { return h5read::attribute<int64_t>(h5, p, n); };
-  auto dbl = [&](const char* n) { return h5read::attribute<double>(h5, p, n); };
-  result_.measured = i64("measured"), result_.why_not = h5read::string_attribute(h5, p, "why_not");
+  auto i64 = [&](const char* n) { return h5.attribute<int64_t>(p, n); };
+  auto dbl = [&](const char* n) { return h5.attribute<double>(p, n); };
+  result_.measured = i64("measured"), result_.why_not = h5.string_attribute(p, "why_not");
   result_.pp = int(i64("pp")), result_.microbatches = int(i64("microbatches")), result_.virtual_stages = int(i64("virtual_stages"));
   result_.microbatches_given = i64("microbatches_given"), result_.virtual_stages_given = i64("virtual_stages_given");
-  const std::string sched = h5read::string_attribute(h5, p, "schedule");
+  const std::string sched = h5.string_attribute(p, "schedule");
   for (auto s : {topology::Schedule::GPipe, topology::Schedule::OneFOneB, topology::Schedule::Interleaved})
     if (sched == topology::schedule_name(s)) result_.schedule = s;
   result_.bubble = dbl("bubble_measured"), result_.theoretical = dbl("bubble_theoretical"), result_.inflation = dbl("inflation");
@@ -200,11 +200,11 @@ void Pipeline::load(const std::string& h5) {
   result_.bottleneck_stage = int(i64("bottleneck_stage")), result_.bottleneck_ratio = dbl("bottleneck_ratio");
   result_.transfer_ns = dbl("transfer_ns");
   result_.causes.clear();
-  for (const auto& c : h5read::string_list_attribute(h5, p, "causes"))
+  for (const auto& c : h5.string_list_attribute(p, "causes"))
     for (int i = 0; i < collectives::kBubbleParts; ++i)
       if (c == collectives::bubble_part_name(BubblePart(i))) result_.causes.push_back(BubblePart(i));
   result_.straggler_ranks.clear();
-  for (const auto& s : h5read::string_list_attribute(h5, p, "straggler_ranks")) result_.straggler_ranks.push_back(std::atoi(s.c_str()));
+  for (const auto& s : h5.string_list_attribute(p, "straggler_ranks")) result_.straggler_ranks.push_back(std::atoi(s.c_str()));
   for (int i = 0; i < collectives::kBubbleParts; ++i)
     result_.parts[size_t(i)] = dbl((std::string("part_") + collectives::bubble_part_name(BubblePart(i))).c_str());
 }

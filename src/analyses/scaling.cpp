@@ -173,8 +173,8 @@ class Scaling : public Analysis {
   ReportSection report(const RunResults&, const RunSummaryInput&) const override {
     return {ReportPart::Measurements, scaling_report(rows_, false, opt_.cliff_factor)};
   }
-  void load(const std::string& h5) override {
-    if (!h5read::exists(h5, "/scaling")) return;  // a scan from before this analysis: it found nothing
+  void load(const h5read::File& h5) override {
+    if (!h5.exists("/scaling")) return;  // a scan from before this analysis: it found nothing
     groups_ = tables::read_rows(h5, scaling_groups_table());
     rows_ = tables::read_rows(h5, scaling_rows_table());
   }

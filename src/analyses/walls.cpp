@@ -104,8 +104,8 @@ class Walls : public PerRankAnalysis<WallRow> {
     if (elsewhere) s += fmt::format("  {} rank{} hit another wall (/walls)\n", elsewhere, elsewhere == 1 ? "" : "s");
     return {ReportPart::Measurements, s};
   }
-  void load(const std::string& h5) override {
-    if (h5read::exists(h5, "/walls")) set_rows(tables::read_rows(h5, walls_table()));  // absent: a scan from before it
+  void load(const h5read::File& h5) override {
+    if (h5.exists("/walls")) set_rows(tables::read_rows(h5, walls_table()));  // absent: a scan from before it
   }
 
  protected:

@@ -107,7 +107,7 @@ class WhatIf : public Analysis {
   ReportSection report(const RunResults&, const RunSummaryInput& all) const override {
     return {ReportPart::Verdict, post_mortem_report(pm_, mfu_json(all))};
   }
-  void load(const std::string& h5) override { pm_ = load_post_mortem(h5); }
+  void load(const h5read::File& h5) override { pm_ = load_post_mortem(h5); }
 
   const PostMortem& result() const { return pm_; }
 
@@ -117,11 +117,11 @@ class WhatIf : public Analysis {
 
 }  // namespace
 
-PostMortem load_post_mortem(const std::string& h5) {
+PostMortem load_post_mortem(const h5read::File& h5) {
   PostMortem pm;  // a table absent: a scan from before the analysis
-  if (h5read::exists(h5, "/what_if")) pm.what_if = tables::read_rows(h5, what_if_table());
-  if (h5read::exists(h5, "/waterfall")) pm.waterfall = tables::read_rows(h5, waterfall_table());
-  if (h5read::exists(h5, "/waterfall/iterations")) pm.iterations = tables::read_rows(h5, iterations_table());
+  if (h5.exists("/what_if")) pm.what_if = tables::read_rows(h5, what_if_table());
+  if (h5.exists("/waterfall")) pm.waterfall = tables::read_rows(h5, waterfall_table());
+  if (h5.exists("/waterfall/iterations")) pm.iterations = tables::read_rows(h5, iterations_table());
   return pm;
 }
 

@@ -13,6 +13,10 @@ struct Verdict;
 struct BlameRecords;
 class RecordIndex;
 }
+namespace h5read {
+class File;
+}
+
 namespace straggler {
 struct CrossRankResults;
 class Analysis;
@@ -95,7 +99,7 @@ PostMortem shared_post_mortem(Transport& t, CrossRankResults& x, collectives::Bl
 // times its replays (about 5 ms a unit at 512 ranks).
 double window_cost(const PostMortemWindow& w);
 // The post-mortem a saved scan holds (src/scan_load.cpp, the analysis's load()).
-PostMortem load_post_mortem(const std::string& h5);
+PostMortem load_post_mortem(const h5read::File& h5);
 // The cost of each problem (docs/costs.md): a straggler's or slow link's part of the last phase's
 // waterfall (what fixing them together saves, shared out by what each saves alone), in ms per
 // step and % of the step. Those without a part (not replayed) keep NaN.
