@@ -1,6 +1,7 @@
 #include "cross_rank.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -219,7 +220,14 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
     }
   }
   fit.edges = allgather_list(x, mine);
-  std::sort(fit.edges.begin(), fit.edges.end(), [](auto& a, auto& b) { return std::tie(a.a, a.b) < std::tie(b.a, b.b); });
+  // A total order: pairs joined by several communicators (and the ties) would otherwise keep the
+  // order the processes sent them in, and the solver's sums would differ in their last bits
+  // between process counts (repro3 D_clock_offset_ulp_np). Doubles by their bits: NaN too.
+  auto key = [](const c::ClockEdge& e) {
+    auto bits = [](double d) { return std::bit_cast<uint64_t>(d); };
+    return std::make_tuple(e.a, e.b, e.ops, bits(e.offset_ns), bits(e.drift), bits(e.t_ref_ns), bits(e.spread_ns));
+  };
+  std::sort(fit.edges.begin(), fit.edges.end(), [&](auto& a, auto& b) { return key(a) < key(b); });
   int64_t reference = world;
   for (const auto& s : inf.streams) reference = std::min<int64_t>(reference, s.rank);
   reference = x.transport().reduce(reference, Transport::Op::Min);

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <fmt/format.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,10 +49,18 @@ po::variables_map parse_with(int argc, char** argv, const po::options_descriptio
   return vm;
 }
 
-// --timeout, for both command lines. Throws common::UsageError.
-void check_timeout(double seconds) {
+// --timeout, for every command line. Throws common::UsageError. A value beyond any run (a year)
+// means forever, as 0 does: the watchdog counts nanoseconds in 64 bits, which 1e30 s overflows.
+// Below the watchdog's resolution (its heartbeat is at least 0.05 s) a process could never show a
+// sign of life in time: refused.
+void check_timeout(double& seconds) {
+  constexpr double kForever = 365.0 * 86400, kResolution = 0.1;
   if (!(seconds >= 0))  // NaN too
-    throw common::UsageError("--timeout " + std::to_string(seconds) + ": must be seconds >= 0");
+    throw common::UsageError(fmt::format("--timeout {:g}: must be seconds >= 0 (0: forever)", seconds));
+  if (seconds > kForever) seconds = 0;
+  if (seconds > 0 && seconds < kResolution)
+    throw common::UsageError(fmt::format("--timeout {:g}: below {:g} s, the watchdog's resolution (0: forever)",
+                                         seconds, kResolution));
 }
 
 // `straggler-scan report SCAN.h5 [--summary S.json]`: the arguments after "report".

@@ -54,7 +54,10 @@ class Collectives : public Analysis {
     if (const auto& l = x.layout; l.layout)
       layout.push_back({l.layout->tp, l.layout->pp, l.layout->dp, topology::rank_order_name(l.layout->order), l.source,
                         l.how, l.consistency, l.notes});
-    out.tables.push_back(layout_table().materialize(layout));
+    TableData layout_table_data = layout_table().materialize(layout);
+    // The notes also when the layout is unknown (no row): `report` says them as the scan did.
+    layout_table_data.attributes = {{"notes", x.layout.notes}};
+    out.tables.push_back(std::move(layout_table_data));
     out.tables.push_back(members_table().materialize(members));
     out.streamed.push_back(op_tables(x, comms));
     std::vector<CollectiveHistogramBin> bins(ranks::LogHistogram::kBins);
