@@ -137,19 +137,23 @@ void consider(const fs::path& p, Discovery& d) {
 
 namespace {
 
-// The rank (or node) each file name gives: --rank-pattern, or rank_12 / x.12.<ext>; node_3, host-3.
-void name_ranks(Discovery& d, const DiscoveryOptions& opt) {
-  const common::Regex node_re(R"((?:node|host|nid)[-_]?(\d+))", true),
-      trailing_re(R"((\d+))" + extension_pattern() + "$");
-  std::optional<common::Regex> rank_re;
+// What names a rank in a file name: --rank-pattern, or rank_12 / x.12.<ext>.
+common::Regex rank_regex(const DiscoveryOptions& opt) {
   try {
-    rank_re.emplace(opt.rank_pattern.empty() ? R"(rank[-_]?(\d+)|\.(\d+))" + extension_pattern() + "$" : opt.rank_pattern,
-                    opt.rank_pattern.empty());
+    return common::Regex(opt.rank_pattern.empty() ? R"(rank[-_]?(\d+)|\.(\d+))" + extension_pattern() + "$" : opt.rank_pattern,
+                         opt.rank_pattern.empty());
   } catch (const std::invalid_argument& e) {
     throw UsageError("--rank-pattern: invalid regular expression '" + printable(opt.rank_pattern) + "' (" +
                      printable(e.what()) + ")");
   }
-  auto rank_of = [&](const std::string& path) { return capture_int(fs::path(path).filename().string(), *rank_re); };
+}
+
+// The rank (or node) each file name gives: --rank-pattern, or rank_12 / x.12.<ext>; node_3, host-3.
+void name_ranks(Discovery& d, const DiscoveryOptions& opt) {
+  const common::Regex node_re(R"((?:node|host|nid)[-_]?(\d+))", true),
+      trailing_re(R"((\d+))" + extension_pattern() + "$");
+  const common::Regex rank_re = rank_regex(opt);
+  auto rank_of = [&](const std::string& path) { return capture_int(fs::path(path).filename().string(), rank_re); };
   for (auto& f : d.files) {
     const std::string name = fs::path(f.path).filename().string();
     f.rank_from_name = rank_of(f.path);
@@ -170,6 +174,7 @@ void name_ranks(Discovery& d, const DiscoveryOptions& opt) {
 
 Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOptions& opt) {
   Discovery d;
+  const common::Regex rank_re = rank_regex(opt);
   for (const auto& in : inputs) {
     std::error_code ec;
     fs::path p(in);
@@ -184,8 +189,12 @@ Discovery discover(const std::vector<std::string>& inputs, const DiscoveryOption
           continue;
         }
         // A .json beside the traces that is none (a config, a summary, truth.json) is no profile
-        // of the run: passed over like any other file, neither read nor reported.
-        if (has_profile_extension(name) && not_a_profile(it->path().string()).empty()) consider(it->path(), d);
+        // of the run: passed over like any other file, neither read nor reported. One whose name
+        // gives a rank (rank-3.json) is a rank's profile whatever it holds: read, and reported
+        // when unreadable (an empty file of a profiler killed before it wrote).
+        if (has_profile_extension(name) &&
+            (not_a_profile(it->path().string()).empty() || capture_int(name, rank_re)))
+          consider(it->path(), d);
         else if (const auto hint = convert_hint(name)) d.skipped.push_back({it->path().string(), *hint, std::nullopt});
       }
     } else if (fs::exists(fs::symlink_status(p, ec))) {

@@ -84,6 +84,9 @@ std::string not_a_profile(const std::string& path) {
       if (ends_with(path, e)) named = true, shared_only = shared_only && f.shared_extension;
   std::error_code ec;
   if (!named || !shared_only || !std::filesystem::is_regular_file(path, ec)) return "";
+  for (const auto& f : formats())
+    for (const auto& e : f.own_suffixes)
+      if (ends_with(path, e)) return "";
   std::string head;
   bool gz = false;
   if (!sniff_head(path, head, gz)) return "";

@@ -323,6 +323,8 @@ ProfileFormat kineto_json_format() {
   f.extensions = {".json", ".json.gz"};
   f.reads_compressed = true;
   f.shared_extension = true;
+  // tensorboard_trace_handler names every trace <worker>.<ms>.pt.trace.json[.gz] (PyTorch docs).
+  f.own_suffixes = {".pt.trace.json", ".pt.trace.json.gz"};
   // A JSON object whose first member is one the PyTorch profiler writes first (schemaVersion in
   // every trace since 2021; older ones and trimmed ones start with another of its members).
   f.sniff = [](std::string_view head) {

@@ -36,6 +36,10 @@ struct ProfileFormat {
   // Other tools write files with these extensions too (.json): a directory search passes over such
   // a file when no format's sniff takes it (a config or a summary beside the traces).
   bool shared_extension = false;
+  // Name endings only this format's tool writes (".pt.trace.json"): a file so named is its
+  // profile whatever it holds, so a directory search never passes it over (an empty or damaged one
+  // is read and reported, repro3 K_empty_trace_silent).
+  std::vector<std::string> own_suffixes = {};
   // Files of the same tool that this reader cannot read but an export can make readable: extension
   // -> what to run. A directory search lists them as skipped with that hint.
   std::vector<std::pair<std::string, std::string>> convert_first = {};
@@ -51,6 +55,7 @@ bool has_profile_extension(std::string_view file_name);
 // For a directory search: why a file with a profile extension is no profile (every format with
 // that extension shares it with other tools, and no format's sniff takes its first bytes), or ""
 // when it is to be read (and any error is the reader's to report).
+// A name with a format's own suffix is always to be read.
 std::string not_a_profile(const std::string& path);
 // Reads `path` with the format its first bytes identify. Throws ProfileError (unreadable, or no
 // format recognises it, or the reader's own errors).
