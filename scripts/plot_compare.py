@@ -12,21 +12,21 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import h5py  # noqa: E402
-import matplotlib  # noqa: E402
+import scan_file  # noqa: E402  (opens and checks the scan; before h5py)
 
-matplotlib.use("Agg")
+matplotlib = scan_file.setup_matplotlib()  # Agg; text is never mathtext
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-# Shared with plot_stragglers.py, the one script installed (its comment says why).
+# Shared with plot_stragglers.py, beside it.
 from plot_stragglers import save_png  # noqa: E402
 
 MAX_KERNELS = 15
 
 
 def text(v):
-    return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    """A string from the file, made printable (scan_file.text)."""
+    return scan_file.text(v) if isinstance(v, bytes) else str(v)
 
 
 def table(f, path):
@@ -41,9 +41,11 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     path, out_dir = argv[1], argv[2]
-    os.makedirs(out_dir, exist_ok=True)
-    with h5py.File(path, "r") as f:
+    # The output of `straggler-scan compare` (any straggler-scan output is read; a file breaking a
+    # rule: one line, exit 2).
+    with scan_file.open_scan(path, kind="any", reads=("/compare",)) as f:
         runs, wf, ks = table(f, "/compare/runs"), table(f, "/compare/waterfall"), table(f, "/compare/kernels")
+    os.makedirs(out_dir, exist_ok=True)
     fig, (a, b) = plt.subplots(1, 2, figsize=(15, 6))
     if runs:
         names = [os.path.basename(text(p)) for p in runs["path"]]

@@ -15,15 +15,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import h5py  # noqa: E402
-import matplotlib  # noqa: E402
+import scan_file  # noqa: E402  (opens and checks the scan; before h5py)
 
-matplotlib.use("Agg")
+matplotlib = scan_file.setup_matplotlib()  # Agg; text is never mathtext
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import Normalize  # noqa: E402
 import numpy as np  # noqa: E402
 
-# Shared with plot_stragglers.py, the one script installed (its comment says why).
+# Shared with plot_stragglers.py, beside it.
 from plot_stragglers import Ranks, note, save_png, strings  # noqa: E402
 
 FINDINGS = ["gpu_bubbles", "cpu_bottleneck", "nccl_serialization", "excessive_h2d", "small_kernels",
@@ -88,9 +87,10 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     h5, out = argv[1], argv[2]
-    with h5py.File(h5, "r") as f:
+    with scan_file.open_scan(h5, reads=("/findings", "/ranks", "/stragglers")) as f:
         if "/findings/rank" not in f:
-            sys.stderr.write(f"plot_findings.py: {h5}: no /findings table (written by straggler-scan 0.1 with issue 10)\n")
+            sys.stderr.write(f"plot_findings.py: {scan_file.printable(os.fsencode(h5))}: no /findings table "
+                             "(written by straggler-scan 0.1 with issue 10)\n")
             return 1
         info = Ranks(f)
         rows, grid, row_of = findings_grid(f, info.ranks)

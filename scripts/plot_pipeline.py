@@ -15,26 +15,21 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import h5py  # noqa: E402
-import matplotlib  # noqa: E402
+import scan_file  # noqa: E402  (opens and checks the scan; before h5py)
 
-matplotlib.use("Agg")
+matplotlib = scan_file.setup_matplotlib()  # Agg; text is never mathtext
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-# Shared with plot_stragglers.py, the one script installed (its comment says why).
+# Shared with plot_stragglers.py, beside it.
 from plot_stragglers import save_png  # noqa: E402
 
 MAX_STAGE_ROWS = 24  # the flush figure's height stops growing here (its PNG stays under 2,500 px)
 
 
 def attr(g, name, default=None):
-    v = g.attrs.get(name, default)
-    if isinstance(v, bytes):
-        return v.decode(errors="replace")
-    if isinstance(v, np.ndarray) and v.dtype.kind in "SO":
-        return [x.decode(errors="replace") if isinstance(x, bytes) else str(x) for x in v]
-    return v
+    """An attribute; strings (and lists of them) made printable."""
+    return scan_file.text(g.attrs.get(name, default))
 
 
 def ideal_blocks(p, m, v, schedule):
@@ -154,11 +149,12 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     h5, out = argv[1], argv[2]
-    os.makedirs(out, exist_ok=True)
-    with h5py.File(h5, "r") as f:
+    with scan_file.open_scan(h5, reads=("/pipeline",)) as f:
         if "/pipeline/stages" not in f:
-            sys.stderr.write(f"plot_pipeline.py: {h5}: no /pipeline group (written before the pipeline analysis)\n")
+            sys.stderr.write(f"plot_pipeline.py: {scan_file.printable(os.fsencode(h5))}: no /pipeline group "
+                             "(written before the pipeline analysis)\n")
             return 1
+        os.makedirs(out, exist_ok=True)
         plot_flush(f, out)  # each prints its PNG's path
         plot_stages(f, out)
     return 0

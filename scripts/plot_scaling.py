@@ -15,25 +15,27 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scan_file  # noqa: E402  (opens and checks the scan; before h5py)
 import h5py  # noqa: E402
-import matplotlib  # noqa: E402
 
-matplotlib.use("Agg")
+matplotlib = scan_file.setup_matplotlib()  # Agg; text is never mathtext
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-# Shared with plot_stragglers.py, the one script installed (its comment says why).
+# Shared with plot_stragglers.py, beside it.
 from plot_stragglers import save_png  # noqa: E402
 
 MAX_SERIES = 8
 
 
 def text(v):
-    return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    """A string from the file, made printable (scan_file.text)."""
+    return scan_file.text(v) if isinstance(v, bytes) else str(v)
 
 
 def read_rows(path):
-    with h5py.File(path, "r") as f:
+    # A scan or the output of `straggler-scan scaling`: any straggler-scan output, checked.
+    with scan_file.open_scan(path, kind="any", reads=("/scaling/rows",)) as f:
         if "/scaling/rows" not in f:
             return []
         g = f["/scaling/rows"]
@@ -111,6 +113,7 @@ def plot(rows, out_dir):
     if left_out:
         title += f" ({left_out} more series not shown)"
     fig.suptitle(title)
+    scan_file.math_ticks(fig)  # the log axes' own labels ($2^{3}$) stay mathtext
     fig.tight_layout()
     save_png(fig, out_dir, "scaling.png")  # prints its path
 
@@ -119,11 +122,7 @@ def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
         return 2
-    try:
-        rows = read_rows(argv[1])
-    except OSError as e:
-        sys.stderr.write(f"plot_scaling.py: {argv[1]}: {e}\n")
-        return 2
+    rows = read_rows(argv[1])  # a file breaking a rule: one line, exit 2
     os.makedirs(argv[2], exist_ok=True)
     plot(rows, argv[2])
     return 0

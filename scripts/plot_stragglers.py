@@ -19,18 +19,19 @@ import math
 import os
 import sys
 
-import h5py
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scan_file  # noqa: E402  (before h5py: no HDF5 plugin is ever loaded)
 
-matplotlib.use("Agg")
+matplotlib = scan_file.setup_matplotlib()  # Agg; `$` in a host name is not mathtext (text.parse_math off)
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import PowerNorm  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
-# What the plot scripts share (issue 23) lives here, not in a module of its own: this is the one
-# script installed (CMakeLists.txt), so it must stand alone; the others import it from beside them.
+# What the plot scripts share (issue 23) lives here; the others import it from beside them. Every
+# script opens its scan through scripts/scan_file.py (installed beside them), which checks the file
+# as the untrusted input it is and makes every string printable.
 # A PNG's tEXt chunk LABEL_KEY lists the ranks the figure names (comma-separated), so a test can
 # check that the straggler is labelled without reading pixels (tests/test_plot_sizes.sh).
 
@@ -47,8 +48,8 @@ TOP_COLOR = "tab:orange"
 
 
 def strings(ds):
-    """Fixed-length null-padded strings -> list of str."""
-    return [x.decode(errors="replace").rstrip("\0") if isinstance(x, bytes) else str(x) for x in ds[()]]
+    """Fixed-length null-padded strings -> list of str, made printable (scan_file.strings)."""
+    return scan_file.strings(ds)
 
 
 def read(f, path, default=None):
@@ -62,6 +63,7 @@ def note(ax, text):
 def save_png(fig, out_dir, name, labelled=(), dpi=DPI):
     """Write the figure, print its path; the dpi shrinks where the figure would exceed MAX_PX."""
     path = os.path.join(out_dir, name)
+    scan_file.math_ticks(fig)  # log axes' own labels ($2^{3}$) stay mathtext
     fig.canvas.draw()
     box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches, what bbox_inches="tight" keeps
     longest = max(box.width, box.height) + 2 * PAD_IN
@@ -482,12 +484,15 @@ def plot_clock_offsets(f, out_dir, info):
     return save_png(fig, out_dir, "clock_offsets.png", named)
 
 
+READS = ("/ranks", "/stragglers", "/collectives", "/iterations", "/clock")  # what the plots read
+
+
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__.split("\n\n")[1])
     h5_path, out_dir = argv[1], argv[2]
-    os.makedirs(out_dir, exist_ok=True)
-    with h5py.File(h5_path, "r") as f:
+    with scan_file.open_scan(h5_path, reads=READS) as f:  # a file breaking a rule: one line, exit 2
+        os.makedirs(out_dir, exist_ok=True)
         info = Ranks(f)
         plot_wait_heatmap(f, out_dir, info)
         plot_blame(f, out_dir, info)

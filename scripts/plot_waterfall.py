@@ -17,13 +17,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import h5py  # noqa: E402
-import matplotlib  # noqa: E402
+import scan_file  # noqa: E402  (opens and checks the scan; before h5py)
 
-matplotlib.use("Agg")
+matplotlib = scan_file.setup_matplotlib()  # Agg; text is never mathtext
 import matplotlib.pyplot as plt  # noqa: E402
 
-# Shared with plot_stragglers.py, the one script installed (its comment says why).
+# Shared with plot_stragglers.py, beside it.
 from plot_stragglers import save_png  # noqa: E402
 
 MAX_PANELS = 4
@@ -35,12 +34,13 @@ COLORS = {"straggler": "#d62728", "slow_link": "#ff7f0e", "exposed_communication
 
 
 def text(v):
-    return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    """A string from the file, made printable (scan_file.text)."""
+    return scan_file.text(v) if isinstance(v, bytes) else str(v)
 
 
 def read_phases(path):
     """[(title, step_ms, [(part, label, ms, share, ranks)])] per phase, in order."""
-    with h5py.File(path, "r") as f:
+    with scan_file.open_scan(path, reads=("/waterfall",)) as f:  # a file breaking a rule: one line, exit 2
         if "/waterfall" not in f or len(f["/waterfall/phase"]) == 0:
             return []
         g = f["/waterfall"]
@@ -95,16 +95,17 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     files, out_dir = argv[1:-1], argv[-1]
-    os.makedirs(out_dir, exist_ok=True)
     panels = []
     for path in files:
         phases = read_phases(path)
         keep = phases[-1:] if len(files) > 1 else phases[-MAX_PANELS:]
-        panels += [(os.path.basename(path), ph) for ph in keep]
+        panels += [(scan_file.printable(os.fsencode(os.path.basename(path))), ph) for ph in keep]
+    os.makedirs(out_dir, exist_ok=True)
     if not panels:
         fig, ax = plt.subplots(figsize=(8, 2))
         ax.axis("off")
-        ax.text(0.5, 0.5, "no waterfall in " + ", ".join(files) + " (no matched collectives?)", ha="center", va="center")
+        ax.text(0.5, 0.5, "no waterfall in " + ", ".join(scan_file.printable(os.fsencode(p)) for p in files)
+                + " (no matched collectives?)", ha="center", va="center")
     else:
         xmax = max(max(ph[1], max(sum(max(p[2], 0) for p in ph[2][:k + 1]) for k in range(len(ph[2])))) for _, ph in panels)
         rows = max(len(ph[2]) for _, ph in panels) * len(panels)

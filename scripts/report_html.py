@@ -9,8 +9,11 @@ no rank stands out), where the step goes (waterfall, what-if), the root-cause fi
 plots (blame per rank, step time, a wait heatmap; by host above MAX_PER_RANK ranks, hover still
 naming ranks) and the text report of `straggler-scan report OUT.h5` when that binary is found
 (--scan, $STRAGGLER_SCAN, PATH, or the source tree's build/).
-Every string from the file is text from untrusted profiles: it is HTML-escaped wherever it goes,
-plot labels and hover text included. A missing or unusable input: one line on stderr, exit 2.
+The file is opened through scripts/scan_file.py, which refuses a file breaking the rules of
+docs/hdf5-layout.md ("Reading a scan someone sent you") before any value is read, and makes every
+string printable. Every string from the file is text from untrusted profiles: it is then
+HTML-escaped wherever it goes, plot labels and hover text included. A missing or unusable input:
+one line on stderr, exit 2.
 """
 import argparse
 import html
@@ -19,12 +22,13 @@ import shutil
 import subprocess
 import sys
 
-import h5py
-import numpy as np
-import plotly.graph_objects as go
-import plotly.io as pio
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scan_file  # noqa: E402  (checks the file; imported before h5py: no HDF5 plugin is ever loaded)
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import plotly.io as pio  # noqa: E402
 
-FORMAT_VERSION = 1  # /format_version this reader knows; the layout says a reader refuses another
 MAX_PER_RANK = 256  # above this many ranks a bar or heatmap row per rank no longer reads: by host
 STRAGGLER_COLOR = "#d62728"
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
@@ -50,7 +54,8 @@ def fmt(value, digits=2, none="-"):
 
 
 def decode(value):
-    return value.decode(errors="replace").rstrip("\0") if isinstance(value, (bytes, np.bytes_)) else value
+    """A string from the file made printable (scan_file.text); other values unchanged."""
+    return scan_file.text(value) if isinstance(value, (bytes, np.bytes_)) else value
 
 
 # ---------------------------------------------------------------- reading the file
@@ -109,22 +114,18 @@ def matrices(f):
     return m
 
 
+# What load() reads (scan_file's memory rule counts these).
+READS = ("/ranks", "/stragglers", "/slow_links", "/desync", "/capture_ended", "/failures", "/iterations", "/waterfall",
+         "/what_if", "/findings", "/layout", "/clock")
+
+
 def load(path):
-    """Everything the page shows, read from the HDF5 file; InputError when it is not a scan."""
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: {'not a file' if os.path.exists(path) else 'no such file'}")
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise InputError(f"{path}: not an HDF5 file ({e})") from None
-    with f:
+    """Everything the page shows, read from the HDF5 file. A file that is not a scan, or breaks a rule
+    of scan_file (docs/hdf5-layout.md): one line on stderr, exit 2 (from scan_file.fail)."""
+    with scan_file.open_scan(path, reads=READS) as f:
         root = attrs(f, "/")
-        if root.get("tool") != "straggler-scan" or "/ranks" not in f:
-            raise InputError(f"{path}: not a straggler-scan scan (no /ranks table)")
-        if root.get("format_version") != FORMAT_VERSION:
-            raise InputError(f"{path}: format_version {root.get('format_version')}, this reader knows {FORMAT_VERSION}")
         return {
-            "path": path, "root": root, "ranks": table(f, "/ranks"),
+            "path": path, "name": scan_file.printable(os.fsencode(path)), "root": root, "ranks": table(f, "/ranks"),
             "stragglers": rows(table(f, "/stragglers"), "findings"),
             "slow_links": rows(table(f, "/slow_links"), "hosts", "communicators"),
             "desync": rows(table(f, "/desync"), "missing_ranks", "blocked_ranks"),
@@ -194,7 +195,7 @@ def section_header(d):
     if clock:
         facts.append(f"clock offsets up to {fmt(clock.get('max_offset_ms'), 3)} ms")
     return (f"<h1>straggler-scan report</h1><p class=\"facts\">{' &middot; '.join(facts)}</p>"
-            f"<p class=\"cmd\">scan: <code>{esc(d['path'])}</code>; "
+            f"<p class=\"cmd\">scan: <code>{esc(d['name'])}</code>; "
             f"command: <code>{esc(root.get('command_line', ''))}</code></p>")
 
 
@@ -524,12 +525,15 @@ def section_text_report(path, scan):
     if not scan:
         return head + "<p>not embedded: straggler-scan not found (give --scan or set STRAGGLER_SCAN).</p>"
     try:
-        p = subprocess.run([scan, "report", path], capture_output=True, text=True, errors="replace", timeout=300)
+        p = subprocess.run([scan, "report", path], capture_output=True, timeout=300)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return head + f"<p>not embedded: {esc(e)}</p>"
+        return head + f"<p>not embedded: {esc(scan_file.printable(str(e)))}</p>"
     if p.returncode != 0:
-        return head + f"<p>not embedded: straggler-scan report failed: {esc(p.stderr.strip()[:500])}</p>"
-    return head + f"<details open><summary>straggler-scan report</summary><pre>{esc(p.stdout)}</pre></details>"
+        why = scan_file.printable(p.stderr.strip()[:500])
+        return head + f"<p>not embedded: straggler-scan report failed: {esc(why)}</p>"
+    # Line by line, made printable as every string from the file (an older binary printed some raw).
+    report = "\n".join(scan_file.printable(line) for line in p.stdout.split(b"\n"))
+    return head + f"<details open><summary>straggler-scan report</summary><pre>{esc(report)}</pre></details>"
 
 
 # ---------------------------------------------------------------- page
@@ -562,7 +566,7 @@ def page(d, scan):
             '<a href="#plots">plots</a><a href="#text">text report</a></nav>',
             section_verdict(d), section_costs(d, figures), section_findings(d), section_plots(d, figures),
             section_text_report(d["path"], scan)]
-    title = f"straggler-scan: {esc(os.path.basename(d['path']))}"
+    title = f"straggler-scan: {esc(os.path.basename(d['name']))}"
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
