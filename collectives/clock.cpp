@@ -45,13 +45,16 @@ ClockEdge fit_pair(int a, int b, const std::vector<int64_t>& end_a, const std::v
   return e;
 }
 
-std::vector<ClockEdge> trusted_edges(const std::vector<ClockEdge>& edges, size_t* left_out) {
+std::vector<ClockEdge> trusted_edges(const std::vector<ClockEdge>& edges, size_t* left_out,
+                                     const std::vector<int64_t>& expected_ns) {
   std::vector<ClockEdge> out;
   size_t dropped = 0;
+  auto expected = [&](int r) { return r >= 0 && size_t(r) < expected_ns.size() ? double(expected_ns[size_t(r)]) : 0.0; };
   for (const auto& e : edges) {
+    const double off = e.offset_ns - (expected(e.a) - expected(e.b));
     const bool ok = e.ops >= kTieOps ||
                     (e.spread_ns <= kMaxEdgeSpreadNs &&
-                     (std::abs(e.offset_ns) <= kNtpErrorNs || (e.spread_ns <= kTightSpreadNs && e.ops >= kLongEdgeOps)));
+                     (std::abs(off) <= kNtpErrorNs || (e.spread_ns <= kTightSpreadNs && e.ops >= kLongEdgeOps)));
     if (ok) out.push_back(e);
     else ++dropped;
   }

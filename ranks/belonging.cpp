@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/text.hpp"
+#include "ranks/sat_math.hpp"
 
 namespace ranks {
 namespace {
@@ -35,7 +36,7 @@ std::vector<std::string> time_problems(const Discovery& d, const std::vector<Fou
   std::vector<std::vector<Window>> groups;
   int64_t reach = 0;
   for (const auto& x : w) {
-    if (groups.empty() || x.start > reach) groups.emplace_back(), reach = x.end;
+    if (groups.empty() || x.start > sat_add(reach, kMaxHostClockErrorNs)) groups.emplace_back(), reach = x.end;
     groups.back().push_back(x), reach = std::max(reach, x.end);
   }
   if (groups.size() < 2) return {};

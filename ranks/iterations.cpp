@@ -69,7 +69,71 @@ void fill_steps(std::vector<Iteration>& it) {
   }
 }
 
-std::vector<Iteration> from_markers(const RankTimeline& tl, const IterationMarker& marker) {
+// The NCCL kernels' times (launch where known, else start), in order: what a step's collectives
+// look like from the host that issued them.
+std::vector<int64_t> collective_times(const KernelColumns& k) {
+  std::vector<int64_t> t;
+  for (size_t i = 0; i < k.size(); ++i)
+    if (!k.is_nccl.empty() && k.is_nccl[i]) t.push_back(k.launch[i] != kNoTime ? k.launch[i] : k.start[i]);
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+// Iterations whose marker is missing (one ProfilerStep range lost on one rank, repro3
+// K_missing_marker_hides_straggler) show as one marker spanning k iterations' collectives: with
+// the same count c of collectives in most iterations, an iteration holding k x c of them, whose
+// numbers skip by k (or, unnumbered, whose step is about k steps), is split where the missing
+// units' first collectives sit relative to their markers in the complete iterations. Markers as
+// read (ends not yet extended). Returns what it did ("" for nothing).
+std::string split_merged(const RankTimeline& tl, std::vector<Iteration>& out, bool numbered) {
+  if (out.size() < 3) return "";
+  const auto t = collective_times(tl.kernels);
+  auto first_at = [&](int64_t from) { return size_t(std::lower_bound(t.begin(), t.end(), from) - t.begin()); };
+  std::vector<size_t> count(out.size() - 1);
+  for (size_t i = 0; i + 1 < out.size(); ++i) count[i] = first_at(out[i + 1].start) - first_at(out[i].start);
+  std::map<size_t, size_t> freq;
+  for (size_t n : count) ++freq[n];
+  const auto mode = std::max_element(freq.begin(), freq.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  if (mode == freq.end() || mode->first == 0 || mode->second < 2 || 2 * mode->second < count.size()) return "";
+  const size_t c = mode->first;
+  std::vector<int64_t> offset, step;  // first collective after the marker's start; the step, over complete iterations
+  for (size_t i = 0; i < count.size(); ++i)
+    if (count[i] == c) offset.push_back(t[first_at(out[i].start)] - out[i].start), step.push_back(out[i + 1].start - out[i].start);
+  std::nth_element(offset.begin(), offset.begin() + long(offset.size() / 2), offset.end());
+  std::nth_element(step.begin(), step.begin() + long(step.size() / 2), step.end());
+  const int64_t off = offset[offset.size() / 2], unit = step[step.size() / 2];
+  std::vector<Iteration> fixed;
+  std::string said;
+  for (size_t i = 0; i < out.size(); ++i) {
+    fixed.push_back(out[i]);
+    const size_t k = i + 1 < out.size() && count[i] % c == 0 ? count[i] / c : 0;
+    if (k < 2) continue;
+    const int64_t span = out[i + 1].start - out[i].start;
+    const bool fits = numbered ? out[i + 1].number - out[i].number == int64_t(k)
+                               : span > int64_t(double(unit) * (double(k) - 0.5)) && span < int64_t(double(unit) * (double(k) + 0.5));
+    if (!fits) continue;
+    const size_t first = first_at(out[i].start);
+    for (size_t j = 1; j < k; ++j) {
+      const int64_t at = std::max(fixed.back().start + 1, t[first + j * c] - off);
+      if (at >= out[i + 1].start) break;
+      fixed.back().end = std::min(fixed.back().end, at);
+      Iteration it;
+      it.number = out[i].number + int64_t(j);
+      it.start = at, it.end = out[i + 1].start;
+      fixed.push_back(it);
+      said += (said.empty() ? "" : ", ") + std::to_string(it.number);
+    }
+  }
+  if (said.empty()) return "";
+  if (!numbered)
+    for (size_t i = 0; i < fixed.size(); ++i) fixed[i].number = int64_t(i);
+  out = std::move(fixed);
+  return "no iteration marker for iteration" + std::string(said.find(',') == std::string::npos ? " " : "s ") + said +
+         " (a marker lost between its neighbours): split from its collectives, " + std::to_string(c) +
+         " per iteration";
+}
+
+std::vector<Iteration> from_markers(const RankTimeline& tl, const IterationMarker& marker, std::string* repaired) {
   const auto& n = tl.nvtx;
   std::unordered_map<uint32_t, bool> matches;
   std::map<uint32_t, std::vector<size_t>> by_tid;
@@ -85,15 +149,18 @@ std::vector<Iteration> from_markers(const RankTimeline& tl, const IterationMarke
                      })->second;
   std::vector<Iteration> out;
   int64_t covered_until = INT64_MIN;
+  bool numbered = true;
   for (size_t r : rows) {
     if (n.start[r] < covered_until) continue;  // nested inside the previous marker
     covered_until = n.end[r];
     Iteration it;
-    it.number = first_integer(tl.names.str(n.name[r]), int64_t(out.size()));
+    it.number = first_integer(tl.names.str(n.name[r]), -1);
+    if (it.number < 0) it.number = int64_t(out.size()), numbered = false;
     it.start = n.start[r];
     it.end = n.end[r];
     out.push_back(it);
   }
+  *repaired = split_merged(tl, out, numbered);
   // Extend each iteration to the end of the GPU work launched inside its marker.
   const auto& k = tl.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
@@ -255,10 +322,13 @@ std::vector<Iteration> from_collective_period(const RankTimeline& tl) {
 
 }  // namespace
 
-std::vector<Iteration> find_iterations(const RankTimeline& tl, const IterationMarker& marker, IterationSource* source) {
-  auto out = from_markers(tl, marker);
+std::vector<Iteration> find_iterations(const RankTimeline& tl, const IterationMarker& marker, IterationSource* source,
+                                       std::vector<std::string>* warnings) {
+  std::string repaired;
+  auto out = from_markers(tl, marker, &repaired);
   *source = IterationSource::NvtxMarker;
   if (!out.empty()) {
+    if (!repaired.empty() && warnings) warnings->push_back(repaired);
     fill_steps(out);
     return out;
   }

@@ -122,7 +122,7 @@ RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt) {
   if (lo == INT64_MAX) lo = hi = 0;
   m.gpu_start = lo, m.gpu_end = hi;
 
-  m.iterations = find_iterations(tl, opt.iteration_marker, &m.iteration_source);
+  m.iterations = find_iterations(tl, opt.iteration_marker, &m.iteration_source, &m.warnings);
   std::vector<double> steps;
   for (const auto& it : m.iterations)
     if (!it.warmup) steps.push_back(double(it.step_ns) / 1e6);

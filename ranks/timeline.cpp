@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <unordered_map>
 #include <utility>
 
+#include "common/text.hpp"
+#include "ranks/profile_reader.hpp"
 #include "ranks/timeline.hpp"
 #include "timeline_sort.hpp"
 
@@ -100,7 +103,159 @@ std::vector<uint32_t> order_by_start(const std::vector<int64_t>& start, const st
   return indices(a, key, [](const Row& r) { return r.index; }, end);
 }
 
-void sort_timeline(RankTimeline& tl) {
+namespace {
+
+int64_t ranks_sat_mul10(int64_t v) { return v > INT64_MAX / 10 ? INT64_MAX : v * 10; }
+
+// Keeps the first of rows equal in every column `same` compares, among rows of equal start and
+// end (adjacent once sorted, ties in file order); `keep` then compacts every column. Returns the
+// number dropped.
+template <class Same, class Keep, class Merge>
+size_t drop_duplicates(const std::vector<int64_t>& start, const std::vector<int64_t>& end, Same same, Keep keep,
+                       Merge merge) {
+  std::vector<uint8_t> drop;
+  size_t dropped = 0;
+  for (size_t i = 0; i < start.size();) {
+    size_t j = i + 1;
+    while (j < start.size() && start[j] == start[i] && end[j] == end[i]) ++j;
+    for (size_t b = i + 1; b < j; ++b)  // runs of equal times are short: compare each pair
+      for (size_t a = i; a < b; ++a)
+        if ((drop.empty() || !drop[a]) && same(a, b)) {
+          if (drop.empty()) drop.assign(start.size(), 0);
+          drop[b] = 1, ++dropped, merge(a, b);
+          break;
+        }
+    i = j;
+  }
+  if (dropped) keep(drop);
+  return dropped;
+}
+
+template <class T>
+void compact(std::vector<T>& v, const std::vector<uint8_t>& drop) {
+  if (v.empty()) return;
+  size_t o = 0;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!drop[i]) v[o++] = v[i];
+  v.resize(o);
+}
+
+template <class T>
+bool eq(const std::vector<T>& v, size_t a, size_t b) {
+  return v.empty() || v[a] == v[b];
+}
+
+// Rows recorded twice (a trace merged or flushed twice, an export appended to itself): one
+// stream runs one kernel or copy at a time (CUDA's stream semantics), so two rows of one stream,
+// start, end and name are one activity; a thread makes one call or range at a time likewise.
+// Kept, they would be work overlapping itself (repro3 K_duplicate_kernels). Said once per table.
+void drop_duplicate_rows(RankTimeline& tl) {
+  auto& k = tl.kernels;
+  const size_t kernels = drop_duplicates(
+      k.start, k.end,
+      [&](size_t a, size_t b) { return k.stream[a] == k.stream[b] && k.name[a] == k.name[b] && eq(k.meta_comm, a, b); },
+      [&](const std::vector<uint8_t>& d) {
+        compact(k.start, d), compact(k.end, d), compact(k.stream, d), compact(k.name, d), compact(k.launch, d);
+        compact(k.launch_tid, d), compact(k.launch_dur, d), compact(k.meta_call, d), compact(k.meta_bytes, d);
+        compact(k.meta_comm, d), compact(k.nccl_api, d), compact(k.is_nccl, d), compact(k.nccl_bytes, d);
+        compact(k.nccl_comm, d);
+      },
+      [&](size_t a, size_t b) {  // the launch is joined by correlation id: one of the two may lack it
+        if (!k.launch.empty() && k.launch[a] == kNoTime)
+          k.launch[a] = k.launch[b], k.launch_tid[a] = k.launch_tid[b], k.launch_dur[a] = k.launch_dur[b];
+      });
+  auto& c = tl.copies;
+  const size_t copies = drop_duplicates(
+      c.start, c.end,
+      [&](size_t a, size_t b) { return c.stream[a] == c.stream[b] && c.bytes[a] == c.bytes[b] && c.kind[a] == c.kind[b]; },
+      [&](const std::vector<uint8_t>& d) {
+        compact(c.start, d), compact(c.end, d), compact(c.bytes, d), compact(c.stream, d), compact(c.kind, d);
+      },
+      [](size_t, size_t) {});
+  auto& a = tl.api;
+  const size_t calls = drop_duplicates(
+      a.start, a.end, [&](size_t x, size_t y) { return a.name[x] == a.name[y] && a.kind[x] == a.kind[y]; },
+      [&](const std::vector<uint8_t>& d) { compact(a.start, d), compact(a.end, d), compact(a.name, d), compact(a.kind, d); },
+      [](size_t, size_t) {});
+  auto& n = tl.nvtx;
+  const size_t ranges = drop_duplicates(
+      n.start, n.end,
+      [&](size_t x, size_t y) {
+        return n.name[x] == n.name[y] && n.domain[x] == n.domain[y] && n.tid[x] == n.tid[y] && eq(n.payload_comm, x, y);
+      },
+      [&](const std::vector<uint8_t>& d) {
+        compact(n.start, d), compact(n.end, d), compact(n.name, d), compact(n.domain, d), compact(n.tid, d);
+        compact(n.nccl_domain, d), compact(n.payload_bytes, d), compact(n.payload_comm, d), compact(n.payload_peer, d);
+      },
+      [](size_t, size_t) {});
+  // Launch calls whose kernel never completed, sorted by (start, tid): a duplicate is adjacent.
+  auto& u = tl.unmatched_launches;
+  const size_t before = u.size();
+  u.erase(std::unique(u.begin(), u.end(),
+                      [](const auto& x, const auto& y) {
+                        return x.start == y.start && x.end == y.end && x.tid == y.tid && x.call == y.call;
+                      }),
+          u.end());
+  const size_t launches = before - u.size() + size_t(std::max<int64_t>(tl.duplicate_launches, 0));
+  tl.launches_total -= int64_t(std::min<size_t>(before - u.size(), size_t(std::max<int64_t>(tl.launches_total, 0))));
+  tl.duplicate_launches = 0;
+  const std::pair<size_t, const char*> said[] = {
+      {kernels, "kernel"}, {launches, "launch call"}, {copies, "memory copy"}, {calls, "CUDA API call"}, {ranges, "NVTX range"}};
+  std::string list;
+  size_t total = 0;
+  for (const auto& [count, what] : said)
+    if (count) list += (list.empty() ? "" : ", ") + std::to_string(count) + " " + what + (count == 1 ? "" : "s"), total += count;
+  if (total)
+    tl.warnings.push_back(std::to_string(total) + " duplicate rows dropped (" + list +
+                          " with the same stream or thread, start, end and name as another: a trace merged or "
+                          "exported twice?)");
+}
+
+// Kernel rows whose duration cannot be: unknown (kNoTime), negative, or ending after the capture.
+// Given the median of their name's possible durations on this rank (0 when it has none): the
+// rank's time stays near what it ran, where 0 ns would make it look idle and a year would make
+// it look slow (repro3 K_bad_durations_silent).
+void repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
+  auto& k = tl.kernels;
+  if (k.size() == 0) return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;  // starts: a bad duration moves ends, never starts
+  for (const auto* s : {&k.start, &tl.copies.start, &tl.api.start, &tl.nvtx.start})
+    for (int64_t v : *s) lo = std::min(lo, v), hi = std::max(hi, v);
+  const bool known = profiler_end != kNoTime && profiler_end >= hi;
+  // Without the profiler's own end: longer than an hour and than ten captures of what started.
+  const int64_t longest = std::max<int64_t>(int64_t(3600) * 1'000'000'000, ranks_sat_mul10(hi - lo));
+  auto impossible = [&](size_t i) {
+    return k.end[i] == kNoTime || k.end[i] < k.start[i] || (known ? k.end[i] > profiler_end : k.end[i] - k.start[i] > longest);
+  };
+  // One kernel may round to 0 us in a trace; most of them at 0 means durations were not recorded.
+  size_t zero = 0;
+  for (size_t i = 0; i < k.size(); ++i) zero += k.end[i] == k.start[i];
+  const bool zero_unknown = 2 * zero > k.size();
+  std::vector<size_t> bad;
+  std::unordered_map<uint32_t, std::vector<int64_t>> durations;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (impossible(i) || (zero_unknown && k.end[i] == k.start[i])) bad.push_back(i);
+    else durations[k.name[i]].push_back(k.end[i] - k.start[i]);
+  }
+  if (bad.empty()) return;
+  if (bad.size() * 2 > k.size())
+    throw ProfileError(common::printable(tl.file) + ": " + std::to_string(bad.size()) + " of " +
+                       std::to_string(k.size()) + " kernel rows have no possible duration (missing, negative, not a "
+                       "number, past the end of the capture, or 0 for most): this rank's GPU time is unknown");
+  for (auto& [name, d] : durations) std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
+  for (size_t i : bad) {
+    auto it = durations.find(k.name[i]);
+    k.end[i] = k.start[i] + (it == durations.end() ? 0 : it->second[it->second.size() / 2]);
+  }
+  tl.warnings.push_back(std::to_string(bad.size()) + " kernel row" + (bad.size() == 1 ? "" : "s") +
+                        " with an impossible duration (missing, negative, not a number, or past the end of the "
+                        "capture): given the median duration of their kernel's name on this rank");
+}
+
+}  // namespace
+
+void sort_timeline(RankTimeline& tl, int64_t profiler_end) {
+  repair_kernel_ends(tl, profiler_end);  // first: the sort's ties go by end
   auto& k = tl.kernels;
   if (auto idx = order_by_start(k.start, k.end); !idx.empty()) {
     permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx);
@@ -123,6 +278,7 @@ void sort_timeline(RankTimeline& tl) {
     permute(n.nccl_domain, idx);
     permute(n.payload_bytes, idx), permute(n.payload_comm, idx), permute(n.payload_peer, idx);  // when present
   }
+  drop_duplicate_rows(tl);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   auto extent = [&](const std::vector<int64_t>& s, const std::vector<int64_t>& e) {
     if (s.empty()) return;

@@ -1,5 +1,6 @@
 // Puts a freshly read RankTimeline in canonical form: every column group sorted by start (ties by
-// end), and the capture window set. Readers call it last; analyses rely on it.
+// end), and the capture window set. Readers call it last; analyses rely on it. Readers may leave a
+// kernel's end as kNoTime (unknown) for it to repair; the time contract holds after it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +9,13 @@
 #include "ranks/timeline.hpp"
 
 namespace ranks {
-void sort_timeline(RankTimeline& tl);
+// Also repairs what a profile cannot mean: rows recorded twice are dropped, and a kernel whose end
+// is unknown (kNoTime: a reader's mark for a missing, negative or non-number duration), before its
+// start, or impossible (after `profiler_end`, the capture's end by the profile's own metadata
+// where it has one, else longer than an hour and ten times the capture) gets the median duration
+// of its name on this rank; each said in one warning. Throws ProfileError when more than
+// half the kernels had no possible duration (the rank's GPU time would be a guess).
+void sort_timeline(RankTimeline& tl, int64_t profiler_end = kNoTime);
 
 // Row order by (start, end), ties in file order; empty when already sorted (the common case).
 // Times must keep the contract (timeline.hpp). A radix sort: exports come in no row order, and a

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analyses/what_if.hpp"
+#include "collectives/host_clocks.hpp"
 #include "cross_stages.hpp"
 #include "exchange.hpp"
 #include "timings.hpp"
@@ -119,6 +120,57 @@ std::vector<c::MemberOps> decode(const CommSummary& cs, const std::vector<OwnedM
   return m;
 }
 
+namespace {
+
+// "ranks 4-7" style list of sorted ranks.
+std::string rank_ranges(const std::vector<int32_t>& r) {
+  std::string out;
+  for (size_t i = 0; i < r.size();) {
+    size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + (j == i ? std::to_string(r[i]) : std::to_string(r[i]) + "-" + std::to_string(r[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+// A host whose clock is beyond NTP's milliseconds of the others leaves its collectives unmatched
+// (or matched at wrong offsets): with the hosts' coarse offsets taken out of the stream summaries'
+// end times, infer again. The op records keep their own clocks: the clock fit then finds the full
+// offsets, and trusts them where they agree with the coarse ones (align_clocks).
+void realign_hosts(Inferred& inf, const std::optional<topology::ParallelLayout>& given, const c::WorkSplit& split) {
+  const auto offsets = c::coarse_domain_offsets(inf.streams, int64_t(c::kNtpErrorNs));
+  if (offsets.empty()) return;
+  std::vector<c::StreamSummary> shifted = inf.streams;
+  std::map<std::pair<int32_t, int32_t>, int64_t> off_of;  // (rank, stream)
+  int32_t world = 0;
+  for (auto& s : shifted) {
+    world = std::max(world, s.rank + 1);
+    const auto it = offsets.find(s.clock_domain);
+    const int64_t off = it == offsets.end() ? 0 : it->second;
+    off_of[{s.rank, s.stream}] = off;
+    for (auto& e : s.first_ends) e = ranks::sat_sub(e, off);
+  }
+  inf.inference = c::infer_communicators(shifted, given, {}, split);
+  for (auto& comm : inf.inference.comms)  // link offsets back on the records' own clocks
+    if (comm.p2p && comm.members.size() == 2)
+      comm.link_offset_ns = ranks::sat_add(comm.link_offset_ns,
+                                           ranks::sat_sub(off_of[{comm.members[0].rank, comm.members[0].stream}],
+                                                          off_of[{comm.members[1].rank, comm.members[1].stream}]));
+  inf.coarse_offset_ns.assign(size_t(world), 0);
+  std::map<int64_t, std::set<int32_t>> ranks_at;  // offset -> ranks
+  for (const auto& [key, off] : off_of) {
+    inf.coarse_offset_ns[size_t(key.first)] = off;
+    if (off != 0) ranks_at[off].insert(key.first);
+  }
+  for (const auto& [off, rs] : ranks_at)
+    inf.far_clocks += fmt::format("{}ranks {} share a clock {:.3f} ms {} the reference's", inf.far_clocks.empty() ? "" : "; ",
+                                  rank_ranges({rs.begin(), rs.end()}), std::abs(double(off)) / 1e6, off > 0 ? "ahead of" : "behind");
+  timings().mark("align far-off host clocks");
+}
+
+}  // namespace
+
 Inferred infer_stage(Exchange& x, const std::vector<CrossRankInput>& local,
                      const std::optional<topology::ParallelLayout>& given) {
   Inferred inf;
@@ -134,6 +186,7 @@ Inferred infer_stage(Exchange& x, const std::vector<CrossRankInput>& local,
   c::WorkSplit split{x.transport().rank(), x.size(), [&x](const std::string& mine) { return x.allgather(mine); }};
   inf.inference = c::infer_communicators(inf.streams, given, {}, split);
   timings().mark("infer communicators");
+  if (c::hosts_look_misaligned(inf.streams, inf.inference.comms, int64_t(c::kNtpErrorNs))) realign_hosts(inf, given, split);
   const auto& comms = inf.inference.comms;
   for (size_t ci = 0; ci < comms.size(); ++ci) {
     CommSummary s;
@@ -232,7 +285,7 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
   for (const auto& s : inf.streams) reference = std::min<int64_t>(reference, s.rank);
   reference = x.transport().reduce(reference, Transport::Op::Min);
   fit.reference = reference < world ? int(reference) : 0;
-  const auto trusted = c::trusted_edges(fit.edges, &fit.distrusted);
+  const auto trusted = c::trusted_edges(fit.edges, &fit.distrusted, inf.coarse_offset_ns);
   fit.solution = c::solve_clocks(world, correction ? trusted : std::vector<c::ClockEdge>{}, fit.reference);
   timings().mark("align clocks");
   return fit;
@@ -264,6 +317,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
     }
   }
   summarize_clock(fit, res.clocks, inf, res.clock);
+  res.clock.far_clocks = inf.far_clocks;
   apply_stats(rp.stats, res);
   timings().mark("replay owned communicators");
   collect_desync(x, rp, inf, local, world, res);

@@ -82,6 +82,10 @@ struct ClockSummary {
   int32_t unaligned_ranks = 0;
   int64_t distrusted_edges = 0;  // pairwise fits left out: too wide, or an implausible offset on thin evidence
   std::string rejected;          // why the fitted correction was not applied ("" when it was)
+  // Hosts whose clocks were beyond NTP's milliseconds of the others, aligned by the ends of their
+  // collectives before the communicators were inferred (collectives/host_clocks.hpp): one sentence,
+  // "" when none.
+  std::string far_clocks;
 };
 
 // The member records of the communicators a process owns (an implementation detail of the replay).

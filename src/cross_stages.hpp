@@ -63,6 +63,10 @@ struct Inferred {
   std::vector<collectives::StreamSummary> streams;  // every rank's
   collectives::CommunicatorInference inference;
   std::vector<CommSummary> comms;                   // with the process that owns each
+  // Clock domains (hosts) far off the reference's clock, by rank: their coarse offset (ns; 0 for
+  // the rest) and what the report says of them (collectives/host_clocks.hpp).
+  std::vector<int64_t> coarse_offset_ns;
+  std::string far_clocks;
 };
 Inferred infer_stage(Exchange& x, const std::vector<CrossRankInput>& local,
                      const std::optional<topology::ParallelLayout>& given);

@@ -186,6 +186,8 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
         lr.key.claimed_rank = tl.claimed_rank;
         if (tl.utc_epoch_ns > 0) lr.key.wall_start = tl.utc_epoch_ns + tl.capture_start, lr.key.wall_end = tl.utc_epoch_ns + tl.capture_end;
         const auto metrics = ranks::compute_metrics(tl, mopt);
+        for (const auto& w : metrics.warnings)
+          std::cerr << "straggler-scan: warning: " << common::printable(tl.file) << ": " << common::printable(w) << "\n";
         lr.out = make_rank_outputs(tl, metrics);
         const auto ops = collectives::extract_ops(tl, metrics.iterations, -1);  // once, for the cross-rank run and the analyses
         lr.cross = make_cross_input(tl, ops, metrics.iterations, hang_margin_ns(opt));

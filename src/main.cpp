@@ -7,8 +7,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "driver.hpp"
+#include "scan_load.hpp"
 #include "hdf5_writer.hpp"
 #include "common/errors.hpp"
 #include "transport.hpp"
@@ -49,6 +51,9 @@ int main(int argc, char** argv) {
   // crashed (repro N2); every file is closed explicitly, and the system frees the rest.
   H5dont_atexit();
   H5open();
+  // A child that reads one scan for load_scan (src/scan_load.hpp): no MPI, no options.
+  if (argc == 3 && std::string(argv[1]) == straggler::kProbeFlag) return straggler::probe_scan_main(argv[2]);
+  straggler::set_probe_executable("/proc/self/exe");
   const bool quiet_here = straggler::launcher_rank() != 0;  // one process prints usage errors
   straggler::Options opt;
   try {

@@ -35,6 +35,7 @@ std::vector<ScalingGroup> load_groups(Transport& t, const std::string& path) {
   std::string error, blob;
   if (t.root()) {
     try {
+      probe_scan(path);            // one that crashes HDF5 itself is refused in a child first
       const h5read::File f(path);  // checked whole before anything is read (docs/hdf5-layout.md)
       check_scan_format(f);
       if (!f.exists(table.path))

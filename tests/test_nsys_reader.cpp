@@ -156,23 +156,38 @@ TEST(Fixture, RowsInAnyOrderAndNullsAndExtraColumns) {
   EXPECT_EQ(tl.host, "host-a");
 }
 
-// A kernel row that ends before it starts (a clock glitch) becomes 0 ns long and is said once.
-TEST(Fixture, KernelEndingBeforeItStartsIsZeroLongWithAWarning) {
+// A kernel row that ends before it starts (a clock glitch) gets its name's median duration on the
+// rank, said once; a file where most kernels have no possible duration is refused.
+TEST(Fixture, KernelEndingBeforeItStartsGetsItsNamesDurationWithAWarning) {
   TempDir t;
   const auto path = t.file("r.sqlite");
   {
     NsysFixture f(path);
     f.kernel(10, 0, 7, 1000, 2000, "gemm", 1);
     f.kernel(10, 0, 7, 5000, 3000, "gemm", 2);
+    f.kernel(10, 0, 7, 9000, 9500, "other", 3);
   }
   auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 1u);
   const auto& k = tls[0].kernels;
-  ASSERT_EQ(k.size(), 2u);
-  EXPECT_EQ(k.end[1] - k.start[1], 0);
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_EQ(k.end[1] - k.start[1], 1000);
   ASSERT_EQ(tls[0].warnings.size(), 1u);
-  EXPECT_NE(tls[0].warnings[0].find("1 kernel rows of process 10 end before they start"), std::string::npos)
+  EXPECT_NE(tls[0].warnings[0].find("1 kernel row with an impossible duration"), std::string::npos)
       << tls[0].warnings[0];
+  const auto bad = t.file("bad.sqlite");
+  {
+    NsysFixture f(bad);
+    f.kernel(10, 0, 7, 1000, 2000, "gemm", 1);
+    f.kernel(10, 0, 7, 5000, 3000, "gemm", 2);
+    f.kernel(10, 0, 7, 9000, 8000, "gemm", 3);
+  }
+  try {
+    read_annotated(bad);
+    ADD_FAILURE() << "read a file whose kernels mostly have no possible duration";
+  } catch (const ranks::ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 of 3 kernel rows have no possible duration"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Fixture, CorrelationIdsAreJoinedPerProcess) {

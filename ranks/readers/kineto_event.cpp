@@ -143,7 +143,8 @@ bool parse_event(ond::parser& p, std::string_view text, KinetoEvent& e) {
     else if (k == "name") e.name = str_of(v);
     else if (k == "ts") e.has_ts = time_of(v, e.ts);
     else if (k == "dur") {
-      if (!time_of(v, e.dur)) e.dur = 0;
+      e.has_dur = time_of(v, e.dur);
+      if (!e.has_dur) e.dur = 0;
     } else if (k == "pid") {
       if (auto x = int_of(v)) e.pid = *x, e.pid_int = true;
     } else if (k == "tid") {

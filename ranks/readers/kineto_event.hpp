@@ -24,6 +24,7 @@ struct KinetoEvent {
   std::string_view ph, cat, name;
   int64_t ts = 0, dur = 0;  // ns
   bool has_ts = false;
+  bool has_dur = false;      // a number of microseconds within +-2^61 ns (else dur is 0)
   int64_t pid = 0, tid = 0;
   bool pid_int = false, tid_int = false;  // pids and tids may be strings ("Spans", "PyTorch Profiler")
   KinetoArgs args;

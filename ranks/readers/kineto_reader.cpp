@@ -149,7 +149,10 @@ class Reader {
       return;
     }
     end = start + std::max<int64_t>(e.dur, 0);
-    if (!in_time_range(end)) {
+    // A kernel's duration missing, negative, not a number or beyond the time range: its end is
+    // unknown, for sort_timeline to repair and say (a kernel ran; dropping it would hide work).
+    if (row == Row::Kernel && (!e.has_dur || e.dur < 0 || !in_time_range(end))) end = kNoTime;
+    else if (!in_time_range(end)) {
       ++dropped_;
       return;
     }
@@ -227,6 +230,16 @@ class Reader {
     std::sort(launches_.begin(), launches_.end(), [](const Launch& a, const Launch& b) {
       return std::tie(a.start, a.tid, a.corr) < std::tie(b.start, b.tid, b.corr);
     });
+    // A call recorded twice (a trace merged twice) is one call: adjacent once sorted.
+    const size_t before = launches_.size();
+    launches_.erase(std::unique(launches_.begin(), launches_.end(),
+                                [](const Launch& a, const Launch& b) {
+                                  return a.start == b.start && a.tid == b.tid && a.corr == b.corr && a.dur == b.dur &&
+                                         a.call == b.call;
+                                }),
+                    launches_.end());
+    const size_t dup = before - launches_.size();
+    tl_.launches_total -= int64_t(dup), tl_.duplicate_launches += int64_t(dup);
     for (const Launch& l : launches_) {
       auto it = std::lower_bound(by_corr.begin(), by_corr.end(), std::make_pair(l.corr, uint32_t(0)));
       if (l.corr <= 0 || it == by_corr.end() || it->first != l.corr) {
@@ -273,7 +286,7 @@ class Reader {
       tl_.warnings.push_back("kernels on " + std::to_string(devices_.size()) + " devices; using device " +
                              std::to_string(tl_.device));
     epoch();
-    sort_timeline(tl_);
+    sort_timeline(tl_, capture_end_);  // the profiler's own span, when the trace has it (else kNoTime)
     if (capture_end_ > tl_.capture_end) tl_.capture_end = capture_end_;  // the profiler's own span
     if (dropped_)
       tl_.warnings.push_back(std::to_string(dropped_) + " events without a usable time (ts missing, not a number, or beyond +-2^61 ns) dropped");

@@ -55,7 +55,6 @@ struct Proc {
   RankTimeline tl;
   IdMap name_of_sid;          // nsys string id -> interned id, for the ids this process uses
   std::vector<int64_t> corr;  // kernel correlation ids, parallel to kernels
-  int64_t reversed = 0;       // kernel rows that end before they start
   std::vector<std::pair<int64_t, int64_t>> device_counts;  // (device, kernels): a handful at most
   // The slot of the last row's device. No sentinel device value: every int64 is a possible
   // deviceId in a damaged file (INT64_MIN once read an empty vector: repro N1).
@@ -247,10 +246,13 @@ class Reader {
     Statement s(db_.handle(), sql, db_.path());
     while (s.step()) {
       int64_t start = s.i64(0), end = s.i64(1);
-      if (!in_time_range(start) || !in_time_range(end)) {  // before the process: all dropped, no rank
+      if (!in_time_range(start)) {  // before the process: all dropped, no rank
         ++dropped_.kernels;
         continue;
       }
+      // An end out of range or before the start (a clock glitch): the kernel ran, its duration is
+      // unknown; sort_timeline repairs it and says so.
+      if (!in_time_range(end) || end < start) end = kNoTime;
       const int64_t pid = pid_of(s.i64(5));
       Proc* p = proc(pid);
       if (!p) {
@@ -262,7 +264,6 @@ class Reader {
         if (procs_.size() == 1) p->reserve(expect);
       }
       auto& k = p->tl.kernels;
-      if (end < start) end = start, ++p->reversed;  // clock glitch: never a negative duration
       k.start.push_back(start);
       k.end.push_back(end);
       k.stream.push_back(stream_id(s.i64(2)));
@@ -450,6 +451,10 @@ class Reader {
         continue;
       }
       auto& kc = p->tl.kernels;
+      if (kc.launch[size_t(k)] == start && kc.launch_tid[size_t(k)] == uint32_t(tid_of(gtid))) {
+        --p->tl.launches_total, ++p->tl.duplicate_launches;  // the same call twice: a row recorded twice
+        continue;
+      }
       kc.launch[size_t(k)] = start, kc.launch_tid[size_t(k)] = uint32_t(tid_of(gtid)), kc.launch_dur[size_t(k)] = rt.dur[row];
       int64_t& last = last_call_sid[pi][kc.name[size_t(k)]];
       if (last != rt.sid[row]) {
@@ -513,6 +518,14 @@ class Reader {
   // there only `duration` holds; taking t = 0 as the capture start gives its earliest possible
   // end. A window that ends before the last event is on no timebase we know (e.g. --ts-normalize
   // exports): unused.
+  // The latest start of any row: a bad duration moves ends, never starts.
+  static int64_t latest_start(const RankTimeline& tl) {
+    int64_t t = INT64_MIN;
+    for (const auto* s : {&tl.kernels.start, &tl.copies.start, &tl.api.start, &tl.nvtx.start})
+      for (int64_t v : *s) t = std::max(t, v);
+    return t;
+  }
+
   int64_t capture_window_end(int64_t last_event) const {
     int64_t end = INT64_MIN;
     const bool system_clock_start = has_window_start_ && system_clock_ && *system_clock_ == window_start_;
@@ -543,10 +556,7 @@ class Reader {
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran kernels on " +
                               std::to_string(p.device_counts.size()) + " devices; using device " +
                               std::to_string(tl.device));
-      if (p.reversed > 0)
-        tl.warnings.push_back(std::to_string(p.reversed) + " kernel rows of process " + std::to_string(tl.pid) +
-                              " end before they start; counted as 0 ns long");
-      sort_timeline(tl);
+      sort_timeline(tl, capture_window_end(latest_start(tl)));
       // A rank that stopped working (hang) was still being recorded until the session ended.
       if (!windowed_) tl.capture_end = std::max(tl.capture_end, capture_window_end(tl.capture_end));
       out.push_back(std::move(tl));

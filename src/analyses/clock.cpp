@@ -24,7 +24,8 @@ class Clock : public Analysis {
                     {"matched_ops", x.clock.ops},
                     {"unaligned_ranks", int64_t(x.clock.unaligned_ranks)},
                     {"distrusted_edges", x.clock.distrusted_edges},
-                    {"not_corrected_because", x.clock.rejected}};
+                    {"not_corrected_because", x.clock.rejected},
+                    {"far_clocks", x.clock.far_clocks}};
     out.tables.push_back(std::move(t));
   }
   std::vector<std::pair<std::string, std::string>> summary(const RunResults& res, const RunSummaryInput&) const override {

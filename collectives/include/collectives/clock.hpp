@@ -49,7 +49,11 @@ struct ClockSolution {
 // (kTightSpreadNs) and long (kLongEdgeOps) fit. Same-clock ties always stay. `left_out` counts the rest.
 constexpr double kMaxEdgeSpreadNs = 100'000, kNtpErrorNs = 20'000'000, kTightSpreadNs = 20'000;
 constexpr int64_t kLongEdgeOps = 64;
-std::vector<ClockEdge> trusted_edges(const std::vector<ClockEdge>& edges, size_t* left_out = nullptr);
+// `expected_ns[r]`: rank r's clock as the hosts' coarse alignment found it (host_clocks.hpp; empty:
+// all 0): an offset is measured against the difference of the two ranks' expected ones, since a
+// host clock far off that its collectives already placed is evidence, not an implausible fit.
+std::vector<ClockEdge> trusted_edges(const std::vector<ClockEdge>& edges, size_t* left_out = nullptr,
+                                     const std::vector<int64_t>& expected_ns = {});
 
 // n ranks; edges over ranks 0..n-1; `reference` gets offset 0. Deterministic.
 ClockSolution solve_clocks(int n, const std::vector<ClockEdge>& edges, int reference);

@@ -89,11 +89,15 @@ struct RankMetrics {
   std::vector<KernelTotal> top_kernels;  // whole profile, by total time
   LogHistogram kernel_hist, nccl_hist, gap_hist, sync_hist;  // durations in ns, in scope
   HtaBreakdown hta;  // HTA's own scope: the whole profile but its last ProfilerStep
+  std::vector<std::string> warnings;  // what the metrics had to repair (a missing marker), said once per file
 };
 
 RankMetrics compute_metrics(const RankTimeline& tl, const MetricsOptions& opt = {});
 
 // Iterations alone (used by compute_metrics; exposed for tests and cross-rank analyses).
-std::vector<Iteration> find_iterations(const RankTimeline& tl, const IterationMarker& marker, IterationSource* source);
+// A marker missing between two markers (one ProfilerStep range lost) is repaired from the rank's
+// collectives and said in `warnings` when given.
+std::vector<Iteration> find_iterations(const RankTimeline& tl, const IterationMarker& marker, IterationSource* source,
+                                       std::vector<std::string>* warnings = nullptr);
 
 }  // namespace ranks

@@ -180,6 +180,9 @@ struct RankTimeline {
   };
   std::vector<UnfinishedLaunch> unfinished_launches;
   std::vector<uint32_t> nccl_launch_apis;  // launch calls that issued this process's completed NCCL kernels
+  // Launch call rows a reader dropped as recorded twice (it links them by correlation id); said in
+  // one line with the other duplicate rows sort_timeline drops.
+  int64_t duplicate_launches = 0;
   std::vector<std::string> warnings;  // recoverable oddities, reported once per file
 };
 
