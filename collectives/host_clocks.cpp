@@ -86,19 +86,33 @@ bool hosts_look_misaligned(const std::vector<StreamSummary>& streams, const std:
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
-  std::set<std::pair<uint64_t, uint64_t>> checked;  // domain pairs whose first p2p link was checked
+  std::set<std::pair<uint64_t, uint64_t>> checked;  // domain pairs already checked
   for (const auto& c : comms) {
     std::vector<const StreamSummary*> ms;
     for (const auto& m : c.members)
       if (auto it = stream_of.find({m.rank, m.stream}); it != stream_of.end()) ms.push_back(it->second);
     for (size_t i = 1; i < ms.size(); ++i) parent[find(ms[i]->clock_domain)] = find(ms[0]->clock_domain);
-    if (!c.p2p || ms.size() != 2 || ms[0]->clock_domain == ms[1]->clock_domain) continue;
+    if (!c.p2p) {
+      // Members of a collective end together op by op: their k-th ends differ by the clocks'
+      // difference, which NTP keeps within ms (one member pair per pair of hosts).
+      for (size_t i = 1; i < ms.size(); ++i) {
+        if (ms[i]->clock_domain == ms[0]->clock_domain) continue;
+        if (!checked.insert(std::minmax(ms[0]->clock_domain, ms[i]->clock_domain)).second) continue;
+        std::vector<int64_t> d;
+        for (size_t k = 0; k < std::min(ms[0]->first_ends.size(), ms[i]->first_ends.size()); ++k)
+          d.push_back(ranks::sat_sub(ms[0]->first_ends[k], ms[i]->first_ends[k]));
+        if (d.empty()) continue;
+        std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
+        if (ranks::sat_abs(d[d.size() / 2]) > ntp_ns) return true;
+      }
+      continue;
+    }
+    if (ms.size() != 2 || ms[0]->clock_domain == ms[1]->clock_domain) continue;
     if (ranks::sat_abs(c.link_offset_ns) > ntp_ns) return true;
     // A link across hosts is found within the NTP bound only: searched without it, its two
     // streams' ends must pile up at the same offset, else it was a chance match of a host whose
     // clock is further off (one link per pair of hosts: a host's clock moves all its links).
-    const auto key = std::minmax(ms[0]->clock_domain, ms[1]->clock_domain);
-    if (!checked.insert(key).second) continue;
+    if (!checked.insert(std::minmax(ms[0]->clock_domain, ms[1]->clock_domain)).second) continue;
     const auto pile = pile_offset(ms[0]->first_ends, ms[1]->first_ends);
     if (!pile || ranks::abs_diff(*pile, c.link_offset_ns) > kWindowNs) return true;
   }

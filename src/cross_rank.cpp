@@ -159,13 +159,26 @@ void realign_hosts(Inferred& inf, const std::optional<topology::ParallelLayout>&
                                                           off_of[{comm.members[1].rank, comm.members[1].stream}]));
   inf.coarse_offset_ns.assign(size_t(world), 0);
   std::map<int64_t, std::set<int32_t>> ranks_at;  // offset -> ranks
+  int32_t reference = world;
   for (const auto& [key, off] : off_of) {
     inf.coarse_offset_ns[size_t(key.first)] = off;
     if (off != 0) ranks_at[off].insert(key.first);
+    else reference = std::min(reference, key.first);
   }
-  for (const auto& [off, rs] : ranks_at)
-    inf.far_clocks += fmt::format("{}ranks {} share a clock {:.3f} ms {} the reference's", inf.far_clocks.empty() ? "" : "; ",
-                                  rank_ranges({rs.begin(), rs.end()}), std::abs(double(off)) / 1e6, off > 0 ? "ahead of" : "behind");
+  // Offsets within a millisecond of each other are one story (hosts of unnamed ranks, each its
+  // own clock domain, shifted together); the fine fit has the exact ones.
+  std::vector<std::pair<std::vector<int32_t>, std::vector<int64_t>>> told;
+  for (const auto& [off, rs] : ranks_at) {
+    if (told.empty() || ranks::abs_diff(off, told.back().second.back()) > 1'000'000) told.emplace_back();
+    told.back().first.insert(told.back().first.end(), rs.begin(), rs.end()), told.back().second.push_back(off);
+  }
+  for (auto& [rs, offs] : told) {
+    std::sort(rs.begin(), rs.end());
+    const double ms = double(offs[offs.size() / 2]) / 1e6;
+    inf.far_clocks += fmt::format("{}{} {} {:.1f} ms {} rank {}'s", inf.far_clocks.empty() ? "" : "; ",
+                                  rs.size() == 1 ? "rank" : "ranks", rank_ranges(rs), std::abs(ms),
+                                  ms > 0 ? "ahead of" : "behind", reference);
+  }
   timings().mark("align far-off host clocks");
 }
 

@@ -215,7 +215,7 @@ void print_findings(std::ostream& os, const CrossRankResults& x, const char* ste
 
 void print_clock_and_layout(std::ostream& os, const CrossRankResults& x) {
   if (!x.clock.far_clocks.empty())
-    os << "  clocks: hosts far apart (beyond NTP's milliseconds), aligned by the ends of their collectives: "
+    os << "  clocks: far apart (beyond NTP's milliseconds), aligned by the ends of their collectives: "
        << x.clock.far_clocks << "\n";
   if (!x.clock.rejected.empty())
     os << "  clocks: NOT corrected: " << x.clock.rejected << "\n";
