@@ -1,5 +1,9 @@
 // Stages 4-7 of the cross-rank run (cross_stages.hpp): replay, desync, sums, verdict.
 #include <algorithm>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -180,11 +184,83 @@ void merge_sums(Transport& t, c::RankAccumulator& acc, const std::vector<CrossRa
   }
 }
 
+// Ranks whose iteration numbers lack ones most ranks have (a ProfilerStep marker lost at the start
+// or the end of one rank's capture, where its own collectives cannot restore it): one line each.
+std::vector<std::string> missing_iterations(const std::vector<c::RankEvidence>& evidence) {
+  std::map<int64_t, size_t> ranks_with;  // iteration number -> ranks that have it
+  size_t numbered = 0;
+  for (const auto& e : evidence) {
+    if (e.iteration_number.empty()) continue;
+    ++numbered;
+    for (int64_t n : std::set<int64_t>(e.iteration_number.begin(), e.iteration_number.end())) ++ranks_with[n];
+  }
+  std::vector<std::string> out;
+  if (numbered < 2) return out;
+  for (const auto& e : evidence) {
+    if (e.iteration_number.empty()) continue;
+    const std::set<int64_t> have(e.iteration_number.begin(), e.iteration_number.end());
+    std::vector<int64_t> lacks;
+    for (const auto& [n, count] : ranks_with)
+      if (2 * count > numbered && !have.count(n)) lacks.push_back(n);
+    if (lacks.empty()) continue;
+    std::string list;
+    for (size_t i = 0; i < lacks.size() && i < 8; ++i) list += (i ? ", " : "") + std::to_string(lacks[i]);
+    if (lacks.size() > 8) list += ", ...";
+    out.push_back("rank " + std::to_string(e.rank) + " has no iteration marker for iteration" + (lacks.size() > 1 ? "s " : " ") +
+                  list + ", which most ranks have (a marker lost, or its capture started later or ended sooner): its " +
+                  "iterations are compared by number");
+  }
+  return out;
+}
+
+// The verdict compares ranks iteration by index. Where ranks number their iterations differently
+// (one lost the first or last marker), each keeps the iterations whose numbers every numbered rank
+// has, in order, so that index i is one iteration of the job on every rank.
+void align_iterations(std::vector<c::RankEvidence>& evidence) {
+  std::optional<std::set<int64_t>> common;
+  bool differ = false;
+  const std::vector<int64_t>* first = nullptr;
+  for (const auto& e : evidence) {
+    if (e.iteration_number.empty()) continue;
+    const std::set<int64_t> mine(e.iteration_number.begin(), e.iteration_number.end());
+    if (!common) {
+      common = mine;
+    } else {
+      std::set<int64_t> both;
+      std::set_intersection(common->begin(), common->end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
+      *common = std::move(both);
+    }
+    differ |= first && *first != e.iteration_number;
+    if (!first) first = &e.iteration_number;
+  }
+  if (!differ || !common || common->size() < 2) return;
+  for (auto& e : evidence) {
+    if (e.iteration_number.empty()) continue;
+    std::vector<size_t> keep;
+    for (size_t i = 0; i < e.iteration_number.size(); ++i)
+      if (common->count(e.iteration_number[i])) keep.push_back(i);
+    auto pick = [&](auto& v) {
+      if (v.empty()) return;
+      std::remove_reference_t<decltype(v)> out;
+      for (size_t i : keep)
+        if (i < v.size()) out.push_back(v[i]);
+      v = std::move(out);
+    };
+    pick(e.iteration_number), pick(e.step_ms), pick(e.compute_ms), pick(e.kernels), pick(e.idle_ms), pick(e.comm_ms);
+    pick(e.blame_by_iteration), pick(e.wait_by_iteration);
+    for (auto& v : e.name_ns) pick(v);
+    for (auto& v : e.name_count) pick(v);
+  }
+}
+
 void judge(Exchange& x, const std::vector<CrossRankInput>& local, const Inferred& inf, CrossRankResults& res) {
   std::vector<c::RankEvidence> mine;
   for (const auto& in : local) mine.push_back(evidence_of(in, res.acc, res.layout.layout));
   std::vector<c::RankEvidence> evidence = allgather_list(x, mine);
   std::sort(evidence.begin(), evidence.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  if (x.transport().root())
+    for (const auto& line : missing_iterations(evidence)) std::cerr << "straggler-scan: warning: " << line << "\n";
+  align_iterations(evidence);
   // Stragglers are judged only on iterations before the first desync: from there on the members
   // that reached an op wait for ones that never come, which no one is to blame for as a straggler.
   size_t clean = SIZE_MAX;
