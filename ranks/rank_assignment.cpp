@@ -172,6 +172,30 @@ void check_rank_numbers(const Context& c, const Assignment& a, const std::vector
 
 }  // namespace
 
+// A profile whose content names a job of another size than the others' (PyTorch's
+// distributedInfo.world_size), or a rank beyond its own job's size, is another job's profile put
+// among these (repro3 K_other_job_merged): left out with that reason.
+void reject_other_worlds(const std::vector<FoundProcess>& found, Assignment& a) {
+  std::map<int, size_t> worlds;
+  for (size_t i = 0; i < found.size(); ++i)
+    if (a.rank[i] >= 0 && found[i].claimed_world > 0) ++worlds[found[i].claimed_world];
+  if (worlds.empty()) return;
+  const int job = std::max_element(worlds.begin(), worlds.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+  for (size_t i = 0; i < found.size(); ++i) {
+    const int w = found[i].claimed_world, r = found[i].claimed_rank;
+    if (a.rank[i] < 0 || w <= 0) continue;
+    if (w != job)
+      a.errors[i] = "not of this job: its profile names a job of " + std::to_string(w) + " ranks, the others' " +
+                    std::to_string(job) + " (another job's profile?)";
+    else if (r >= w)
+      a.errors[i] = "not of this job: its profile names rank " + std::to_string(r) + " of a job of " + std::to_string(w) +
+                    " ranks (another job's profile?)";
+    else
+      continue;
+    a.rank[i] = -1;
+  }
+}
+
 Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& found, const RankLimits& limits) {
   Assignment a;
   a.rank.assign(found.size(), -1);
@@ -218,6 +242,7 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
     }
     a.rank[i] = a.claimed[i] = int(std::min<int64_t>(rank, INT32_MAX));
   }
+  reject_other_worlds(found, a);
   check_rank_numbers(c, a, from_name, limits);
   drop_duplicate_ranks(c, a);
   return a;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
@@ -304,6 +305,57 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
   return fit;
 }
 
+namespace {
+
+// Ranks of another job among these (CrossRankResults::foreign_ranks). The members of one
+// collective end within microseconds of each other (NCCL semantics), so a rank that ran NCCL
+// kernels yet is in no communicator with any other rank, or whose every pairwise clock fit spreads
+// beyond kMaxEdgeSpreadNs, shares no collective with them, whatever its streams looked like. A
+// far-off clock is no reason: its fits are tight, only their offset is large. Only a minority apart
+// from the largest group of ranks so tied, each of its ranks apart from the rest, is another job's
+// (a legitimate rank is alone only when no peer of any of its groups was profiled); two groups of
+// ranks, each tied within, are two jobs, said in the report.
+std::map<int32_t, std::string> foreign_ranks(const Inferred& inf, const std::vector<c::ClockEdge>& edges, int world) {
+  std::vector<int> parent(static_cast<size_t>(world));
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int x) {
+    while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+    return x;
+  };
+  std::vector<uint8_t> present(static_cast<size_t>(world), 0), tied(static_cast<size_t>(world), 0),
+      tight(static_cast<size_t>(world), 0);
+  for (const auto& s : inf.streams)
+    if (s.ops > 0 && s.rank >= 0 && s.rank < world) present[size_t(s.rank)] = 1;
+  for (const auto& cs : inf.comms)
+    if (cs.ranks.size() > 1)
+      for (int32_t r : cs.ranks)
+        if (r >= 0 && r < world) tied[size_t(r)] = 1;
+  for (const auto& e : edges)
+    if (e.a >= 0 && e.b >= 0 && e.a < world && e.b < world && e.a != e.b &&
+        (e.ops >= c::kTieOps || e.spread_ns <= c::kMaxEdgeSpreadNs))
+      parent[size_t(find(e.a))] = find(e.b), tight[size_t(e.a)] = tight[size_t(e.b)] = 1;
+  std::map<int, size_t> size;
+  size_t total = 0;
+  for (int r = 0; r < world; ++r)
+    if (present[size_t(r)]) ++size[find(r)], ++total;
+  if (size.size() < 2) return {};
+  const int main = std::max_element(size.begin(), size.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  std::map<int32_t, std::string> out;
+  for (int r = 0; r < world; ++r) {
+    if (!present[size_t(r)] || find(r) == main) continue;
+    if (tight[size_t(r)]) return {};  // tied to other ranks: a group (a host, a job), not one stray
+    out[r] = tied[size_t(r)]
+                 ? "not of this job: none of its collectives ends with the other ranks' (members of one collective "
+                   "end within microseconds); another job's profile? Left out, the rest analysed without it"
+                 : "not of this job: it ran NCCL kernels but shares no collective with any other rank; another job's "
+                   "profile, or none of its peers was profiled? Left out, the rest analysed without it";
+  }
+  if (4 * out.size() > total || size[main] < 2) return {};
+  return out;
+}
+
+}  // namespace
+
 CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local, int world,
                                 const std::optional<topology::ParallelLayout>& layout_given, bool clock_correction,
                                 int64_t min_hang_margin_ns) {
@@ -314,6 +366,7 @@ CrossRankResults run_cross_rank(Transport& t, std::vector<CrossRankInput>& local
   res.comms = inf.comms, res.layout = inf.inference.layout;
   res.owned = ship_records(x, local, inf);
   const ClockFit fit = align_clocks(x, *res.owned, inf, local, world, clock_correction);
+  res.foreign_ranks = foreign_ranks(inf, fit.edges, world);
   res.clocks = fit.solution;
   Replayed rp = replay_stage(x, *res.owned, res.comms, res.clocks, world, min_hang_margin_ns);
   // A correction that makes the clock condition worse (more ops ending before their last member

@@ -7,6 +7,7 @@
 // HDF5 writer replays each owned communicator again as it writes (replay_owned).
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,6 +120,11 @@ struct CrossRankResults {
   // Root-cause findings of every rank (comm_imbalance included), by rank then finding.
   std::vector<ranks::RankFinding> findings;
   int64_t min_hang_margin_ns = collectives::kMinHangMarginNs;  // the run's --hang-margin (replay_owned too)
+  // Ranks whose collectives never end with any other rank's (each of their pairwise clock fits
+  // spreads wider than members of one collective can): not of this job (a profile of another job
+  // put among these), with the reason; empty when every rank belongs. The driver then analyses the
+  // run again without them.
+  std::map<int32_t, std::string> foreign_ranks;
   int64_t bytes_exchanged = 0;                    // sent by this process
   int64_t bytes_exchanged_total = 0;              // sent by all processes together
 };

@@ -90,7 +90,7 @@ template <>
 struct Wire<ranks::FoundProcess> {
   static void fields(auto& ar, auto& p) {
     ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file, p.kernels, p.nccl, p.host, p.wall_start, p.wall_end,
-       p.claimed_rank);
+       p.claimed_rank, p.claimed_world);
   }
 };
 
@@ -183,7 +183,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
         lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size()), int64_t(tl.kernels.size()),
                   int64_t(std::count(tl.kernels.is_nccl.begin(), tl.kernels.is_nccl.end(), 1) + tl.pending_nccl.size())};
         lr.key.host = tl.host;
-        lr.key.claimed_rank = tl.claimed_rank;
+        lr.key.claimed_rank = tl.claimed_rank, lr.key.claimed_world = tl.claimed_world;
         if (tl.utc_epoch_ns > 0) lr.key.wall_start = tl.utc_epoch_ns + tl.capture_start, lr.key.wall_end = tl.utc_epoch_ns + tl.capture_end;
         const auto metrics = ranks::compute_metrics(tl, mopt);
         for (const auto& w : metrics.warnings)
@@ -239,7 +239,7 @@ std::vector<int32_t> agree_ranks(Transport& t, const Options& opt, const ranks::
   for (const auto& lr : local.ranks) mine.push_back(lr.key);
   std::vector<ranks::FoundProcess> found = allgather_list(t, mine);
   std::sort(found.begin(), found.end(), by_position);
-  const auto assignment = ranks::assign_ranks(
+  auto assignment = ranks::assign_ranks(
       d, found, {opt.layout ? int64_t(opt.layout->world()) : 0, opt.layout ? opt.layout->to_string() : ""});
   if (t.root())
     for (const auto& w : assignment.warnings) std::cerr << "straggler-scan: warning: " << w << "\n";
@@ -249,6 +249,8 @@ std::vector<int32_t> agree_ranks(Transport& t, const Options& opt, const ranks::
   if (t.root())
     for (const auto& p : problems) std::cerr << "straggler-scan: warning: " << p << "\n";
   for (size_t i = 0; i < found.size(); ++i) {
+    if (const auto x = opt.excluded_ranks.find(assignment.rank[i]); x != opt.excluded_ranks.end())
+      assignment.claimed[i] = assignment.rank[i], assignment.rank[i] = -1, assignment.errors[i] = x->second;
     if (assignment.rank[i] < 0) {
       res.failures.push_back({assignment.claimed[i], d.files[found[i].file].path, assignment.errors[i]});
       continue;
@@ -348,8 +350,16 @@ Scan analyse(Transport& t, const Options& opt, const ProfileReader& read) {
   }
   timings().mark("assign ranks");
   check_layout(opt, res.world, res.failures);  // the same answer on every process
-  scan.cross = std::make_shared<const CrossRankResults>(
-      run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction, hang_margin_ns(opt)));
+  auto cross = run_cross_rank(t, cross_inputs, res.world, opt.layout, opt.clock_correction, hang_margin_ns(opt));
+  // Ranks of another job among these: the run once more without them, as if they were not there
+  // (every process found the same ones; once only).
+  if (!cross.foreign_ranks.empty() && opt.excluded_ranks.empty()) {
+    Options again = opt;
+    again.excluded_ranks = cross.foreign_ranks;
+    timings().mark("ranks of another job found: analyse again without them");
+    return analyse(t, again, read);
+  }
+  scan.cross = std::make_shared<const CrossRankResults>(std::move(cross));
   apply_cross_rank(res, *scan.cross);
   res.cross = scan.cross.get();  // the shared results stay where they are when the scan moves
   const auto registry = analysis_registry();  // make_analyses' order: each one's time for --timings

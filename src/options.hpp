@@ -39,6 +39,9 @@ struct Options {
   // Options the registered analyses declare (AnalysisInfo::options), by name: every one present,
   // given or its default. An analysis reads its own through analysis_option().
   std::map<std::string, std::string> analysis_options;
+  // Ranks the driver leaves out, with why (not from the command line: a run analysed again without
+  // the ranks of another job it found among these, CrossRankResults::foreign_ranks).
+  std::map<int32_t, std::string> excluded_ranks;
   std::string analysis_option(const std::string& name) const {
     auto it = analysis_options.find(name);
     return it == analysis_options.end() ? std::string() : it->second;

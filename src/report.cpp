@@ -429,9 +429,12 @@ void print_failures(std::ostream& os, const std::vector<FailureRow>& failures) {
   for (const auto& f : failures) os << "straggler-scan: " << failure_text(f) << "\n";
 }
 
+std::string disconnected_groups(const std::map<int32_t, std::vector<const RankRow*>>& groups);
+
 // Ranks that share no collective with the others (physically one job's ranks are tied by its
 // communicators): stale profiles of another run in the folder, or runs put together. One line
-// naming a file of each group; "" when the ranks form one job.
+// naming a file of each group, and one for ranks with NCCL kernels in no communicator at all; ""
+// when the ranks form one job.
 std::string disconnected_line(const RunSummaryInput& in) {
   common::Groups<int32_t> job;
   for (const auto& r : in.ranks) job.add(r.rank);
@@ -443,9 +446,26 @@ std::string disconnected_line(const RunSummaryInput& in) {
   for (const auto& c : in.cross->comms)
     if (c.ranks.size() > 1) tied.insert(c.ranks.begin(), c.ranks.end());
   std::map<int32_t, std::vector<const RankRow*>> groups;
+  std::vector<const RankRow*> alone;  // NCCL kernels, yet in no communicator while others share some
   for (const auto& r : in.ranks)
     if (tied.count(r.rank)) groups[job.find(r.rank)].push_back(&r);
+    else if (r.nccl_kernel_count > 0) alone.push_back(&r);
+  if (!alone.empty() && !tied.empty()) {
+    std::vector<int> ranks;
+    for (const auto* r : alone) ranks.push_back(r->rank);
+    return fmt::format("  WARNING: {} {} ({}{}) {} NCCL kernels but {} no collective with the other ranks: another job's "
+                       "profile, or {} peers were not profiled; compared with the others as {}\n",
+                       alone.size() == 1 ? "rank" : "ranks", ranges(ranks), printable(alone.front()->file),
+                       alone.size() > 1 ? ", ..." : "", "ran", alone.size() == 1 ? "shares" : "share",
+                       alone.size() == 1 ? "its" : "their", alone.size() == 1 ? "it is" : "they are") +
+           (groups.size() < 2 ? "" : disconnected_groups(groups));
+  }
   if (groups.size() < 2) return "";
+  return disconnected_groups(groups);
+}
+
+// The line for groups of ranks tied within but not to each other.
+std::string disconnected_groups(const std::map<int32_t, std::vector<const RankRow*>>& groups) {
   std::vector<std::string> parts;
   for (const auto& [g, rows] : groups) {
     if (parts.size() == 4) break;

@@ -179,10 +179,11 @@ bool parse_header_member(ond::parser& p, std::string_view key, std::string_view 
       ond::field f;
       std::string_view k;
       if (std::move(f_r).get(f) || f.unescaped_key().get(k)) return false;
-      if (k != "rank") continue;
+      if (k != "rank" && k != "world_size") continue;
       int64_t r = 0;
       if (f.value().get_int64().get(r) || r < 0 || r > (int64_t(1) << 21)) return false;
-      h.rank = int(r);
+      if (k == "rank") h.rank = int(r);
+      else if (r > 0) h.world = int(r);
     }
     return true;
   }

@@ -35,6 +35,7 @@ bool parse_event(simdjson::ondemand::parser& p, std::string_view padded_text, Ki
 
 struct KinetoHeader {
   std::optional<int> rank;
+  std::optional<int> world;  // distributedInfo.world_size
   std::optional<int64_t> base_ns;
   std::optional<std::string> schema;
   std::vector<std::pair<int64_t, std::string>> gpus;  // deviceProperties: id, name

@@ -121,6 +121,7 @@ class Reader {
       return;
     }
     if (h.rank) claimed_rank_ = *h.rank;
+    if (h.world) claimed_world_ = *h.world;
     if (h.base_ns) base_ns_ = *h.base_ns;
     if (h.schema) schema_ = *h.schema;
     for (auto& [id, name] : h.gpus) gpus_[id] = name;
@@ -276,7 +277,7 @@ class Reader {
     if (!any_payload_) tl_.nvtx.payload_bytes = {}, tl_.nvtx.payload_comm = {}, tl_.nvtx.payload_peer = {};
     tl_.file = path_;
     tl_.source = {kFormat, "", schema_};
-    tl_.claimed_rank = claimed_rank_;
+    tl_.claimed_rank = claimed_rank_, tl_.claimed_world = claimed_world_;
     tl_.pid = most_common(pids_, -1);
     tl_.host = host_from_name(path_, tl_.pid);
     const int64_t dev = most_common(devices_, -1);
@@ -319,7 +320,7 @@ class Reader {
   std::unordered_map<int64_t, std::string> gpus_;
   std::optional<int64_t> base_ns_;
   std::string schema_;
-  int claimed_rank_ = -1;
+  int claimed_rank_ = -1, claimed_world_ = -1;
   int64_t origin_ = 0, capture_end_ = INT64_MIN;
   bool have_origin_ = false, any_meta_ = false, any_payload_ = false;
   size_t malformed_ = 0, dropped_ = 0, skipped_ = 0;

@@ -71,7 +71,7 @@ def draw_base(rng, fmt, gen=None, ranks=None, layout=None):
         iters, layers, micro = min(iters, 12), 1, max(2, pp)
     base = {"gen": gen, "format": fmt, "layout": layout, "ranks": ranks, "hosts": hosts, "iterations": iters,
             "layers": layers, "microbatches": micro,
-            "seed": rng.randint(1, 9999),  # indep_sim: its epoch grows a day per seed and must fit int64
+            "seed": rng.randint(1, 5000),  # indep_sim: its epoch grows a day per seed; under 2^61 ns (year 2043) up to ~6000
             "fault": None, "per_host_files": False}
     kind = rng.choices(["none", "slow_gpu", "host_delay", "extra_work", "slow_link"], [20, 35, 20, 15, 10])[0]
     rank = rng.randrange(ranks)
@@ -804,7 +804,7 @@ def mutations(desc):
     return out
 
 
-def judge(desc, facts_list, clean, mutated, notes):
+def judge(desc, facts_list, clean, mutated, notes, without=None):
     """Problems as (code, text); the code names the finding's signature. Observations that break no rule
     of the oracle go to notes."""
     probs = check_run(clean, "clean run")
@@ -815,8 +815,9 @@ def judge(desc, facts_list, clean, mutated, notes):
         return probs
     cv, mv = verdict(clean["summary"]), verdict(mutated["summary"])
     lines = new_lines(clean, mutated)
+    wv = verdict(without["summary"]) if without and not check_run(without, "run without the victim") else None
     for (fam, m), facts in zip(mutations(desc), facts_list):
-        family_checks(fam, m, facts, cv, mv, lines, probs, notes)
+        family_checks(fam, m, facts, wv if fam == "other_job" and wv else cv, mv, lines, probs, notes)
     out = []
     for p in probs:
         if p not in out:
@@ -935,6 +936,17 @@ def run_one(args, desc):
     ctx = {"run": run, "casedir": casedir, "fm": fm, "base": base, "sim": args.sim}
     facts = [] if args.null else [MUTATE[fam](ctx, m) for fam, m in mutations(desc)]
     mutated = scan(args, run, outdir)
+    # Another job's profile is no rank of this job: the truth for its verdict is this run without
+    # the victim's file (the counterfactual), not the clean run with it.
+    without = None
+    victims = [f.get("victim_file") for (fam, _), f in zip(mutations(desc), facts) if fam == "other_job" and f.get("victim_file")]
+    if victims:
+        wdir = os.path.join(casedir, "without")
+        link_tree(clean_dir, wdir)
+        for v in victims:
+            if os.path.exists(os.path.join(wdir, v)):
+                os.unlink(os.path.join(wdir, v))
+        without = scan(args, wdir, os.path.join(casedir, "out-without"))
     notes = []
     if args.null:  # the harness itself: an unchanged copy must give the same verdict and no new line
         probs = check_run(clean, "clean run") + check_run(mutated, "second run")
@@ -944,7 +956,7 @@ def run_one(args, desc):
         if not probs and new_lines(clean, mutated):
             probs.append(("new lines", "unchanged copy printed: " + new_lines(clean, mutated)[0][:200]))
     else:
-        probs = judge(desc, facts, clean, mutated, notes)
+        probs = judge(desc, facts, clean, mutated, notes, without)
     res = {"ok": not probs, "problems": [t for _, t in probs], "notes": notes, "facts": facts, "secs": round(time.time() - t0, 2),
            "clean": {k: clean[k] for k in ("rc", "secs", "cmd")}, "mutated": {k: mutated[k] for k in ("rc", "secs", "cmd")}}
     for name, r in (("clean", clean), ("mutated", mutated)):

@@ -134,6 +134,7 @@ struct RankTimeline {
   // The rank the file's content claims (the PyTorch profiler's distributedInfo.rank), -1: none.
   // A raw fact: rank_assignment.hpp decides (it outranks the file name).
   int claimed_rank = -1;
+  int claimed_world = -1;  // the job's size the content claims (distributedInfo.world_size), -1: none
   std::string file;         // profile path as given
   std::string host;         // TARGET_INFO_SYSTEM_ENV Hostname ("" if absent)
   int device = -1;          // CUDA ordinal seen by the process
