@@ -240,6 +240,9 @@ std::vector<std::string> fixed_strings(hid_t stored, uint64_t n, const std::stri
   Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(mem, len);
   H5Tset_strpad(mem, H5T_STR_NULLPAD);
+  // HDF5 converts no character set into another: read UTF-8 (h5py's choice) as UTF-8, bytes as
+  // they are; printable() below decides what they show as.
+  H5Tset_cset(mem, H5Tget_cset(stored) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
   std::vector<char> buf(size_t(total) + 1, '\0');
   check(read(hid_t(mem), static_cast<void*>(buf.data())) >= 0, what + ": cannot be read");
   std::vector<std::string> out;

@@ -22,6 +22,7 @@
 #include "h5_read.hpp"
 #include "ranks/rank_assignment.hpp"
 #include "table_read.hpp"
+#include "tables/catalog.hpp"
 #include "tables/collect.hpp"
 #include "tables/cross_tables.hpp"
 #include "tables/rank_tables.hpp"
@@ -219,6 +220,16 @@ Scan load_checked(const std::string& path) {
   Scan scan;
   const h5read::File f(path);  // checked whole before anything is read (docs/hdf5-layout.md)
   check_scan_format(f);
+  // Rule 5 over every declared table, also those the report does not read.
+  for (const auto& schema : tables::all_schemas())
+    if (f.exists(schema.path)) tables::check_table_shape(f, schema);
+  if (f.exists("/ranks/rank")) {
+    const auto rows = f.shape("/ranks/rank");
+    const int64_t total = f.attribute<int64_t>("/", "ranks");
+    if (rows.size() != 1 || total < 0 || uint64_t(total) != rows[0])
+      throw std::runtime_error("/@ranks is " + std::to_string(total) + " but /ranks has " +
+                               std::to_string(rows.empty() ? 0 : rows[0]) + " rows");
+  }
   load_run(f, scan.results);
   scan.cross = load_cross(f);
   scan.results.cross = scan.cross.get();

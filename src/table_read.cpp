@@ -68,6 +68,8 @@ void check_offsets(const std::string& path, const std::vector<int64_t>& off, uin
 
 }  // namespace
 
+void check_table_shape(const h5read::File& file, const TableSchema& schema) { check_rows(file, schema); }
+
 TableData read_table(const h5read::File& file, const TableSchema& schema) {
   check_rows(file, schema);
   TableData d{schema.path, schema.description, schema.distribution, {}, {}, {}};

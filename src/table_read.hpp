@@ -14,6 +14,10 @@ namespace straggler::tables {
 
 TableData read_table(const h5read::File& file, const TableSchema& schema);
 
+// Rule 5 from the shapes alone, for a table that is not read: every column present has one row
+// count, ragged offsets one more. Throws std::runtime_error naming the dataset.
+void check_table_shape(const h5read::File& file, const TableSchema& schema);
+
 // The rows of `table` as stored in `file` (Table<Row>::rows_of over read_table).
 template <class Row>
 std::vector<Row> read_rows(const h5read::File& file, const Table<Row>& table) {
