@@ -1,13 +1,14 @@
-// `straggler-scan compare GOOD BAD` (docs/compare.md): each side a run directory (scanned here, as
-// the main command, into a temporary HDF5 beside the output) or the HDF5 of an earlier scan; process
-// 0 reads both scans back (src/scan_load.hpp), digests them and compares (src/compare.hpp); every
-// process writes the tables. Outputs: HDF5 /compare/{runs,kernels,waterfall,changes}, the summary
+// `straggler-scan compare GOOD BAD` (docs/compare.md): each side a run directory (scanned here, in
+// memory, as the main command scans) or the HDF5 of an earlier scan (read back on process 0:
+// src/scan_load.hpp); process 0 digests both and compares (src/compare.hpp); every process writes
+// the tables. Outputs: HDF5 /compare/{runs,kernels,waterfall,changes}, the summary
 // (key `compare`), a report.
 #include "compare_command.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -91,8 +92,40 @@ std::string mfu_value(const Scan& scan) {
   return "null";
 }
 
-compare::RunDigest digest(const std::string& h5, const std::string& shown) {
-  const Scan scan = load_scan(h5);
+// What a side's scan says, from its rows of every rank (a loaded scan holds all of them; a scan
+// run here holds each process's own, gathered first: gathered_rows).
+struct SideRows {
+  std::vector<int32_t> ranks;
+  std::vector<analyses::KernelNameRow> kernels;
+};
+
+SideRows own_rows(const Scan& scan) {
+  SideRows r;
+  for (const auto& row : scan.results.ranks) r.ranks.push_back(row.rank);
+  r.kernels = analyses::kernel_name_rows(scan.analyses);
+  return r;
+}
+
+// Every process's rows on process 0 (collective).
+SideRows gathered_rows(Transport& t, const Scan& scan) {
+  const SideRows mine = own_rows(scan);
+  ByteWriter w;
+  w.pod<uint64_t>(mine.ranks.size());
+  for (int32_t r : mine.ranks) w.pod<int32_t>(r);
+  analyses::kernel_names_table().pack(w, mine.kernels);
+  SideRows all;
+  for (const std::string& blob : t.allgather(w.bytes())) {
+    ByteReader r(blob);
+    const uint64_t n = r.pod<uint64_t>();
+    for (uint64_t i = 0; i < n; ++i) all.ranks.push_back(r.pod<int32_t>());
+    auto rows = analyses::kernel_names_table().unpack(r);
+    all.kernels.insert(all.kernels.end(), rows.begin(), rows.end());
+  }
+  std::sort(all.ranks.begin(), all.ranks.end());
+  return all;
+}
+
+compare::RunDigest digest(const Scan& scan, const SideRows& rows, const std::string& shown) {
   compare::RunDigest d;
   d.path = shown;
   const analyses::PostMortem* pm = analyses::post_mortem_of(scan.analyses);
@@ -105,9 +138,9 @@ compare::RunDigest digest(const std::string& h5, const std::string& shown) {
       if (r.phase == pm->waterfall.back().phase) d.waterfall.push_back(r);
   }
   std::map<int32_t, size_t> index;  // rank -> position in the per-rank vectors
-  for (const auto& r : scan.results.ranks) index.emplace(r.rank, index.size());
+  for (int32_t r : rows.ranks) index.emplace(r, index.size());
   d.ranks = int32_t(index.size());
-  for (const auto& k : analyses::kernel_name_rows(scan.analyses)) {
+  for (const auto& k : rows.kernels) {
     if (!index.count(k.rank) || k.steps <= 0) continue;
     auto& e = d.kernels[k.name];
     e.nccl |= k.nccl;
@@ -219,31 +252,30 @@ int run_compare(Transport& t, const Options& opt) {
   error = t.broadcast(error, 0);
   if (!error.empty()) throw common::UsageError(error);
   kinds = t.broadcast(kinds, 0);
-  // A run directory is scanned here into a temporary HDF5 beside the output, then read back as a
-  // saved scan is: one path for both kinds.
-  std::vector<std::string> h5(opt.inputs.size());
+  // A run directory is scanned here, in memory, with every scan option the user gave; a saved scan
+  // is read back on process 0 (through the checks of src/h5_read.hpp). No temporary file either way.
+  std::vector<compare::RunDigest> runs(opt.inputs.size());
+  compare::Comparison c;
   for (size_t i = 0; i < opt.inputs.size(); ++i) {
-    h5[i] = opt.inputs[i];
-    if (kinds[i] == 'h') continue;
+    if (kinds[i] == 'h') {
+      if (t.root()) {
+        try {
+          const Scan scan = load_scan(opt.inputs[i]);
+          runs[i] = digest(scan, own_rows(scan), opt.inputs[i]);
+        } catch (const common::UsageError& e) {
+          if (error.empty()) error = e.what();
+        }
+      }
+      continue;
+    }
     Options sub = scan_options_for(opt.inputs[i], opt, {"model-flops-per-step", "gpu", "peak-tflops", "precision"});
-    sub.output = h5[i] = opt.output + (i == 0 ? ".good" : ".bad") + ".tmp.h5";
     const Scan scan = analyse(t, sub, [](const std::string& p) { return collectives::read_annotated(p); });
     if (scan.status != 0) throw common::UsageError(common::printable(opt.inputs[i]) + ": no usable profile");
-    publish(t, scan, sub);
+    const SideRows rows = gathered_rows(t, scan);
+    if (t.root()) runs[i] = digest(scan, rows, opt.inputs[i]);
     timings().mark("scan " + common::printable(opt.inputs[i]));
   }
-  std::vector<compare::RunDigest> runs;
-  compare::Comparison c;
-  if (t.root()) {
-    try {
-      for (size_t i = 0; i < h5.size(); ++i) runs.push_back(digest(h5[i], opt.inputs[i]));
-      c = compare::compare_runs(runs[0], runs[1]);
-    } catch (const common::UsageError& e) {
-      error = e.what();
-    }
-    for (size_t i = 0; i < h5.size(); ++i)
-      if (kinds[i] == 'd') std::filesystem::remove(h5[i]);
-  }
+  if (t.root() && error.empty()) c = compare::compare_runs(runs[0], runs[1]);
   error = t.broadcast(error, 0);
   if (!error.empty()) throw common::UsageError(error);
   const std::string blob = t.broadcast(t.root() ? pack_compare(c, runs) : std::string(), 0);
