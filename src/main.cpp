@@ -12,6 +12,7 @@
 #include "driver.hpp"
 #include "scan_load.hpp"
 #include "hdf5_writer.hpp"
+#include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "transport.hpp"
 #include "watchdog.hpp"
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   // process with SIGBUS (fuzz corpus n2_mpi_sharedfp_sigbus). "individual" opens nothing unless
   // shared pointers are used. A user's own choice stands.
   setenv("OMPI_MCA_io", "romio321", 0);
+  common::note_launcher();  // outputs are committed only while it lives (common/atomic_file.hpp)
   // MPI_Init waits for every process: bounded too (--timeout).
   std::unique_ptr<straggler::Watchdog> watchdog;
   if (opt.timeout_s > 0) {

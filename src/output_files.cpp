@@ -42,6 +42,11 @@ void OutputFiles::remove_temps() {
 void OutputFiles::commit(const std::string& error) {
   ByteWriter w;
   std::string why = error;
+  const int interrupted = t_.root() ? common::begin_commit() : 0;
+  if (t_.root() && why.empty() && interrupted)
+    why = "interrupted (signal " + std::to_string(interrupted) + "): outputs not written";
+  else if (t_.root() && why.empty() && common::launcher_gone())
+    why = "the launcher (mpirun) ended before the outputs were complete: outputs not written";
   if (t_.root() && why.empty()) {
     // The summary first: if the HDF5 rename then fails, the summary is taken back.
     std::vector<std::pair<std::string, std::string>> renames;
@@ -57,6 +62,7 @@ void OutputFiles::commit(const std::string& error) {
   }
   if (t_.root()) {
     if (!why.empty()) remove_temps();
+    common::end_commit();  // a signal noted during the renames ends the process now
     w.str(why);
   }
   const std::string blob = t_.broadcast(w.bytes(), 0);

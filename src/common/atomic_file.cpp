@@ -21,10 +21,17 @@ namespace {
 // Paths the signal handler removes: fixed buffers, since a handler may not allocate.
 constexpr size_t kMaxTracked = 2, kMaxPath = 4096;
 char g_tracked[kMaxTracked][kMaxPath];
-volatile sig_atomic_t g_armed = 0;
+volatile sig_atomic_t g_armed = 0, g_committing = 0, g_noted = 0, g_continued = 0;
+pid_t g_launcher = 0;
 const int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
+extern "C" void note_continue(int) { g_continued = 1; }
+
 extern "C" void remove_and_reraise(int sig) {
+  if (g_committing) {  // the commit decides (end_commit): never half of its renames
+    g_noted = sig;
+    return;
+  }
   common::remove_armed_temps();
   signal(sig, SIG_DFL);
   raise(sig);
@@ -56,12 +63,43 @@ void arm_cleanup(const std::vector<std::string>& paths) {
     sigemptyset(&sa.sa_mask);
     sigaction(s, &sa, nullptr);
   }
+  struct sigaction sa = {};
+  sa.sa_handler = note_continue;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGCONT, &sa, nullptr);
 }
 
 void disarm_cleanup() {
   g_armed = 0;
   for (int s : kSignals) signal(s, SIG_DFL);
+  signal(SIGCONT, SIG_DFL);
 }
+
+int begin_commit() {
+  g_committing = 1;
+  // mpirun interrupted (Ctrl-C, SIGTERM) returns at once and ends its processes in steps: SIGCONT
+  // first, SIGTERM about a second later, SIGKILL after (Open MPI's kill sequence). A SIGCONT under a
+  // launcher may be that first step (or a job resumed after Ctrl-Z): wait for the step after it
+  // before committing, as long as the launcher lives and nothing follows.
+  if (g_continued && g_launcher != 0)
+    for (int i = 0; i < 40 && !g_noted && !launcher_gone(); ++i) usleep(50'000);
+  g_continued = 0;
+  return int(g_noted);
+}
+
+void end_commit() {
+  g_committing = 0;
+  if (const int sig = int(g_noted)) {
+    remove_armed_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+void note_launcher() { g_launcher = getppid(); }
+
+bool launcher_gone() { return g_launcher != 0 && getppid() != g_launcher; }
 
 std::string host_name() {
   char buf[256] = {};

@@ -36,6 +36,19 @@ void disarm_cleanup();
 // Removes the armed paths now (async-signal-safe): before a process ends itself (--timeout).
 void remove_armed_temps();
 
+// A commit (the renames of the temporaries) is never cut in two by those signals: between
+// begin_commit() and end_commit() a signal is only noted. begin_commit() returns the signal already
+// noted (0: none), so that an interrupted run renames nothing; end_commit() removes the armed
+// paths and ends the process by a signal noted meanwhile (the outputs are then complete).
+int begin_commit();
+void end_commit();
+
+// The process that started this one (mpirun, srun's step daemon): noted at the start; a launcher
+// that ended before the outputs were committed (killed, or interrupted: mpirun returns at once and
+// signals its processes only a second later) means the run was given up: nothing is committed.
+void note_launcher();
+bool launcher_gone();
+
 // "" when `path` is absent or a regular file (not followed through a link), else why a commit must
 // not rename a file over it: "is a character device", "is a symbolic link", ... Renaming over
 // /dev/null as root would replace the device node with a file (repro N4).
