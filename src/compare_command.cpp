@@ -270,7 +270,8 @@ int run_compare(Transport& t, const Options& opt) {
     }
     Options sub = scan_options_for(opt.inputs[i], opt, {"model-flops-per-step", "gpu", "peak-tflops", "precision"});
     const Scan scan = analyse(t, sub, [](const std::string& p) { return collectives::read_annotated(p); });
-    if (scan.status != 0) throw common::UsageError(common::printable(opt.inputs[i]) + ": no usable profile");
+    if (scan.status != 0)
+      throw common::UsageError(common::printable(opt.inputs[i]) + ": no usable profile (" + scan.failure + ")");
     const SideRows rows = gathered_rows(t, scan);
     if (t.root()) runs[i] = digest(scan, rows, opt.inputs[i]);
     timings().mark("scan " + common::printable(opt.inputs[i]));

@@ -340,7 +340,10 @@ Scan analyse(Transport& t, const Options& opt, const ProfileReader& read) {
   std::vector<CrossRankInput> cross_inputs = place_ranks(local, rank_of_slot, res);
   res.hosts = gather_hosts(t, res.ranks);
   if (res.total_ranks == 0 || (opt.strict && !res.failures.empty())) {
-    if (t.root()) {
+    if (opt.inner) {
+      scan.failure = res.failures.empty() ? "no profile" : failure_text(res.failures.front()) +
+                                                             (res.failures.size() > 1 ? ", and more" : "");
+    } else if (t.root()) {
       print_failures(std::cerr, res.failures);
       std::cerr << "straggler-scan: " << (res.total_ranks == 0 ? "no usable profile" : "--strict: some profiles failed")
                 << "; nothing written\n";

@@ -29,6 +29,9 @@ struct Scan {
   std::shared_ptr<const CrossRankResults> cross;  // null when nothing was analysed
   std::vector<std::unique_ptr<Analysis>> analyses;
   int status = 0;  // 2: no usable profile, or --strict and some failed (said on process 0; nothing to publish)
+  // With status 2 for a scan run by another command (Options::inner): why, in one line for its caller
+  // to say (the first file's reason), nothing printed.
+  std::string failure;
 };
 // Collective, like run_analysis; same errors.
 Scan analyse(Transport& t, const Options& opt, const ProfileReader& read);

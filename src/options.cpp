@@ -335,7 +335,7 @@ void check_layout(const Options& opt, int world, const std::vector<FailureRow>& 
 Options scan_options_for(const std::string& input, const Options& from, const std::vector<std::string>& keep) {
   Options o;
   o.inputs = {input};
-  o.output.clear(), o.quiet = true, o.timeout_s = from.timeout_s;
+  o.output.clear(), o.quiet = true, o.inner = true, o.timeout_s = from.timeout_s;
   o.command_line = from.command_line;
   for (const auto& a : analysis_registry())
     for (const auto& opt : a.options) o.analysis_options[opt.name] = opt.default_value;

@@ -42,6 +42,9 @@ struct Options {
   // Ranks the driver leaves out, with why (not from the command line: a run analysed again without
   // the ranks of another job it found among these, CrossRankResults::foreign_ranks).
   std::map<int32_t, std::string> excluded_ranks;
+  // A scan that `compare` or `scaling` runs on a run directory: a failure is theirs to say, in
+  // their one line (Scan::failure), not printed by the scan.
+  bool inner = false;
   std::string analysis_option(const std::string& name) const {
     auto it = analysis_options.find(name);
     return it == analysis_options.end() ? std::string() : it->second;

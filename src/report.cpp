@@ -58,9 +58,13 @@ std::string missing_ranks_line(const RunSummaryInput& in, const Options& opt) {
                      opt.layout ? " of --layout " + opt.layout->to_string() : "");
 }
 
+}  // namespace
+
 std::string failure_text(const FailureRow& f) {
   return printable(f.error.rfind(f.file, 0) == 0 ? f.error : f.file + ": " + f.error);
 }
+
+namespace {
 
 std::string versions(const std::vector<InputFile>& inputs) {
   std::map<std::string, int> seen;

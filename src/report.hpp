@@ -14,4 +14,6 @@ std::string measurements_report(const RunSummaryInput& in);  // rank_metrics: it
 std::string inputs_report(const RunSummaryInput& in);        // run_inputs: the profiles skipped
 // One line per failed profile: "straggler-scan: FILE: problem".
 void print_failures(std::ostream& os, const std::vector<FailureRow>& failures);
+// One failure as one printable line, naming its file once.
+std::string failure_text(const FailureRow& f);
 }

@@ -58,7 +58,7 @@ std::vector<ScalingGroup> load_groups(Transport& t, const std::string& path) {
 std::vector<ScalingGroup> scan_groups(Transport& t, const Options& opt, const std::string& path) {
   const Options sub = scan_options_for(path, opt, {"fabric", "topology"});
   const Scan scan = analyse(t, sub, [](const std::string& p) { return collectives::read_annotated(p); });
-  if (scan.status != 0) throw common::UsageError(common::printable(path) + ": no usable profile");
+  if (scan.status != 0) throw common::UsageError(common::printable(path) + ": no usable profile (" + scan.failure + ")");
   return analyses::scaling_groups(scan.analyses);
 }
 
