@@ -18,6 +18,7 @@ one line on stderr, exit 2.
 import argparse
 import html
 import os
+import socket
 import shutil
 import subprocess
 import sys
@@ -591,9 +592,18 @@ def main(argv):
         return error(name, str(e))
     except (OSError, TypeError, ValueError, KeyError, IndexError) as e:  # the right tables, odd content
         return error(name, f"{args.scan_h5}: unexpected content ({type(e).__name__}: {e})")
+    # Under a temporary name beside it (the tool's .NAME.tmp-HOST-PID rule), renamed when complete:
+    # an interrupted or failed write leaves no partial page and keeps an earlier one.
+    head, tail = os.path.split(args.out_html)
+    tmp = os.path.join(head, f".{tail}.tmp-{socket.gethostname()}-{os.getpid()}")
     try:
-        with open(args.out_html, "w", encoding="utf-8") as out:
-            out.write(text)
+        try:
+            with open(tmp, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, args.out_html)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     except OSError as e:
         return error(name, f"cannot write {args.out_html}: {e.strerror}")
     print(args.out_html)
