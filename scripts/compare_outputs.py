@@ -56,7 +56,9 @@ NEW_PREFIXES = ("/pipeline/", "/scaling/", "/mfu/", "/walls/", "/what_if/", "/wa
 NEW_SUMMARY_KEYS = {"pipeline", "scaling", "mfu", "walls", "what_if", "waterfall"}  # contract keys an analysis now fills (null or [] before)
 NEW_ATTRS = {  # group -> attributes only the new file has (issue 19)
     "/": {"format_version"},
-    "/clock": {"matched_ops", "unaligned_ranks", "distrusted_edges", "not_corrected_because"},
+    "/clock": {"matched_ops", "unaligned_ranks", "distrusted_edges", "not_corrected_because",
+               "far_clocks"},  # issue 36: hosts far apart, aligned by their collectives
+    "/layout": {"notes"},  # issue 36: the layout notes also when the layout is unknown
     "/stragglers": {"judged_iterations", "compared_ranks", "needed_iterations"},
     "/collectives/communicators": {"exchange_bytes"},
 }
