@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <thread>
+#include <tuple>
 
 #include "analyses/builtin.hpp"
 #include "analyses/waterfall.hpp"
@@ -174,6 +176,30 @@ void append_records(c::BlameRecords& into, const c::BlameRecords& part) {
   for (auto m : part.members) m.op += base, into.members.push_back(m);
 }
 
+// The records in one order whatever the number of processes: by communicator, each one's ops in
+// sequence (as its owner appended them), members with their op. Which process owns which
+// communicator depends on the process count, so the received order does too; replays and sums
+// over it must not (identical outputs at any process count: a tie in the replay went the other
+// way at 3 processes, 0.05 ms of a step moved between two parts of the waterfall).
+void canonical_order(c::BlameRecords& r) {
+  const size_t n = r.ops.size();
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(r.ops[a].comm, r.ops[a].seq) < std::tie(r.ops[b].comm, r.ops[b].seq);
+  });
+  bool sorted = true;
+  for (size_t i = 0; i < n && sorted; ++i) sorted = order[i] == i;
+  if (sorted) return;
+  std::vector<uint32_t> new_of(n);
+  for (size_t i = 0; i < n; ++i) new_of[order[i]] = uint32_t(i);
+  std::vector<c::OpBlame> ops(n);
+  for (size_t i = 0; i < n; ++i) ops[i] = r.ops[order[i]];
+  for (auto& m : r.members) m.op = new_of[m.op];
+  std::stable_sort(r.members.begin(), r.members.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
+  r.ops = std::move(ops);
+}
+
 // The op records, sent once (each process holds its communicators'): all of them to process 0
 // (root blame follows every op in time order), and to each other process those of its windows'
 // iterations. Both come out in process order, as one gather of everything would give them, so a
@@ -263,6 +289,7 @@ PostMortem shared_post_mortem(Transport& t, CrossRankResults& x, collectives::Bl
   auto all = std::make_shared<c::BlameRecords>();
   c::BlameRecords share;
   send_records(t, std::move(mine), of_process, *all, share);
+  canonical_order(*all), canonical_order(share);
   timings().mark("what-if: send records");
   ByteWriter packed;
   const auto& own = of_process[size_t(t.rank())];
