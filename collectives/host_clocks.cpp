@@ -50,7 +50,7 @@ std::vector<Domain> domains_of(const std::vector<StreamSummary>& streams) {
 
 // The densest kWindowNs of the differences a - b within the search range: the clock difference of
 // a's domain and b's when the pile is clear (at least kMinPile, 1.25x any window kApartNs away).
-std::optional<int64_t> pile_offset(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::optional<int64_t> pile_offset_of(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   std::vector<int64_t> d;
   d.reserve(a.size() * b.size());
   for (int64_t x : a)
@@ -74,6 +74,8 @@ std::optional<int64_t> pile_offset(const std::vector<int64_t>& a, const std::vec
 }
 
 }  // namespace
+
+std::optional<int64_t> ends_pile_up(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return pile_offset_of(a, b); }
 
 bool hosts_look_misaligned(const std::vector<StreamSummary>& streams, const std::vector<Communicator>& comms,
                            int64_t ntp_ns) {
@@ -113,7 +115,7 @@ bool hosts_look_misaligned(const std::vector<StreamSummary>& streams, const std:
     // streams' ends must pile up at the same offset, else it was a chance match of a host whose
     // clock is further off (one link per pair of hosts: a host's clock moves all its links).
     if (!checked.insert(std::minmax(ms[0]->clock_domain, ms[1]->clock_domain)).second) continue;
-    const auto pile = pile_offset(ms[0]->first_ends, ms[1]->first_ends);
+    const auto pile = pile_offset_of(ms[0]->first_ends, ms[1]->first_ends);
     if (!pile || ranks::abs_diff(*pile, c.link_offset_ns) > kWindowNs) return true;
   }
   const uint64_t root = find(parent.begin()->first);
@@ -136,7 +138,7 @@ std::map<uint64_t, int64_t> coarse_domain_offsets(const std::vector<StreamSummar
       // through hosts tied to the reference); each try sorts up to 512 x 512 differences.
       for (size_t t = 0; t < aligned.size() && t < kTriesPerDomain; ++t) {
         const size_t a = t == 0 ? aligned[0] : aligned[aligned.size() - t];
-        if (auto o = pile_offset(doms[d].ends, doms[a].ends)) {
+        if (auto o = pile_offset_of(doms[d].ends, doms[a].ends)) {
           off[d] = ranks::sat_add(*o, off[a]), done[d] = 1, progress = true;
           aligned.push_back(d);
           break;

@@ -308,9 +308,10 @@ ClockFit align_clocks(Exchange& x, const OwnedComms& owned, const Inferred& inf,
 namespace {
 
 // Ranks of another job among these (CrossRankResults::foreign_ranks). The members of one
-// collective end within microseconds of each other (NCCL semantics), so a rank that ran NCCL
-// kernels yet is in no communicator with any other rank, or whose every pairwise clock fit spreads
-// beyond kMaxEdgeSpreadNs, shares no collective with them, whatever its streams looked like. A
+// collective end within microseconds of each other (NCCL semantics), so a rank whose every
+// pairwise clock fit spreads beyond kMaxEdgeSpreadNs, or that is in no communicator and whose op
+// ends never pile up with the others' (host_clocks.hpp), shares no collective with them, whatever
+// its streams looked like. A
 // far-off clock is no reason: its fits are tight, only their offset is large. Only a minority apart
 // from the largest group of ranks so tied, each of its ranks apart from the rest, is another job's
 // (a legitimate rank is alone only when no peer of any of its groups was profiled); two groups of
@@ -340,10 +341,23 @@ std::map<int32_t, std::string> foreign_ranks(const Inferred& inf, const std::vec
     if (present[size_t(r)]) ++size[find(r)], ++total;
   if (size.size() < 2) return {};
   const int main = std::max_element(size.begin(), size.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  // The ends of the main group's ops (a sample), for ranks in no communicator: a rank whose streams
+  // inference could not place (NCCL on its compute stream, say) still ends its collectives with them.
+  std::vector<int64_t> main_ends;
+  for (const auto& s : inf.streams)
+    if (s.rank >= 0 && s.rank < world && find(s.rank) == main && main_ends.size() < 4096)
+      for (size_t k = 0; k < s.first_ends.size() && k < 8; ++k) main_ends.push_back(s.first_ends[k]);
+  auto ends_with_main = [&](int r) {
+    std::vector<int64_t> mine;
+    for (const auto& s : inf.streams)
+      if (s.rank == r) mine.insert(mine.end(), s.first_ends.begin(), s.first_ends.end());
+    return c::ends_pile_up(mine, main_ends).has_value();
+  };
   std::map<int32_t, std::string> out;
   for (int r = 0; r < world; ++r) {
     if (!present[size_t(r)] || find(r) == main) continue;
     if (tight[size_t(r)]) return {};  // tied to other ranks: a group (a host, a job), not one stray
+    if (!tied[size_t(r)] && ends_with_main(r)) continue;  // its collectives end with theirs: one job
     out[r] = tied[size_t(r)]
                  ? "not of this job: none of its collectives ends with the other ranks' (members of one collective "
                    "end within microseconds); another job's profile? Left out, the rest analysed without it"

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "collectives/communicators.hpp"
@@ -31,5 +32,11 @@ bool hosts_look_misaligned(const std::vector<StreamSummary>& streams, const std:
 // ends of its ops pile up at one difference with a domain already aligned; only differences
 // beyond `ntp_ns` are kept (smaller ones are the ordinary clock fit's). Deterministic.
 std::map<uint64_t, int64_t> coarse_domain_offsets(const std::vector<StreamSummary>& streams, int64_t ntp_ns);
+
+// Where the differences a - b of two sets of op end times pile up in one window of microseconds,
+// clearly (at least 6, a quarter denser than any window a millisecond away), within
+// kMaxHostClockErrorNs: ops that ended together (members of one collective), at that clock
+// difference; none when they never did.
+std::optional<int64_t> ends_pile_up(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 }  // namespace collectives
