@@ -50,12 +50,13 @@ std::vector<int> leave_out_strays(const Context& c, Assignment& a, std::map<size
   for (size_t i : in_file_order(c.found)) {
     const auto& p = c.found[i];
     const ProfileFile& f = c.file(i);
-    if (!c.per_host(f)) {
+    if (!c.per_host(f) && p.unusable.empty()) {
       local[i] = p.local_index;
       continue;
     }
     std::string why;  // the rank map, or a process alone in its file, says who is a rank
-    if (c.mapped(f) || p.procs_in_file <= 1) why = "";
+    if (!p.unusable.empty()) why = p.unusable;
+    else if (c.mapped(f) || p.procs_in_file <= 1) why = "";
     else if (p.pid == 0) why = "rows without a process id (globalPid NULL or 0)";
     else if (p.nccl == 0 && communicating.count(p.file))
       why = "no NCCL kernel, while the file's other processes ran some: a helper process, not a rank of the job";

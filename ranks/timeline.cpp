@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "common/text.hpp"
-#include "ranks/profile_reader.hpp"
 #include "ranks/timeline.hpp"
 #include "timeline_sort.hpp"
 
@@ -215,9 +214,9 @@ void drop_duplicate_rows(RankTimeline& tl) {
 // Given the median of their name's possible durations on this rank (0 when it has none): the
 // rank's time stays near what it ran, where 0 ns would make it look idle and a year would make
 // it look slow (repro3 K_bad_durations_silent).
-void repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
+std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
   auto& k = tl.kernels;
-  if (k.size() == 0) return;
+  if (k.size() == 0) return "";
   int64_t lo = INT64_MAX, hi = INT64_MIN;  // starts: a bad duration moves ends, never starts
   for (const auto* s : {&k.start, &tl.copies.start, &tl.api.start, &tl.nvtx.start})
     for (int64_t v : *s) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -237,25 +236,31 @@ void repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
     if (impossible(i) || (zero_unknown && k.end[i] == k.start[i])) bad.push_back(i);
     else durations[k.name[i]].push_back(k.end[i] - k.start[i]);
   }
-  if (bad.empty()) return;
-  if (bad.size() * 2 > k.size())
-    throw ProfileError(common::printable(tl.file) + ": " + std::to_string(bad.size()) + " of " +
-                       std::to_string(k.size()) + " kernel rows have no possible duration (missing, negative, not a "
-                       "number, past the end of the capture, or 0 for most): this rank's GPU time is unknown");
+  if (bad.empty()) return "";
+  // Repaired either way (the time contract holds for whoever reads it); most of them: unusable.
+  const std::string unusable =
+      bad.size() * 2 > k.size()
+          ? std::to_string(bad.size()) + " of " + std::to_string(k.size()) +
+                " kernel rows have no possible duration (missing, negative, not a number, past the end of the capture, "
+                "or 0 for most): this rank's GPU time is unknown"
+          : "";
   for (auto& [name, d] : durations) std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
   for (size_t i : bad) {
     auto it = durations.find(k.name[i]);
     k.end[i] = k.start[i] + (it == durations.end() ? 0 : it->second[it->second.size() / 2]);
   }
-  tl.warnings.push_back(std::to_string(bad.size()) + " kernel row" + (bad.size() == 1 ? "" : "s") +
-                        " with an impossible duration (missing, negative, not a number, or past the end of the "
-                        "capture): given the median duration of their kernel's name on this rank");
+  if (unusable.empty())
+    tl.warnings.push_back(std::to_string(bad.size()) + " kernel row" + (bad.size() == 1 ? "" : "s") +
+                          " with an impossible duration (missing, negative, not a number, or past the end of the "
+                          "capture): given the median duration of their kernel's name on this rank");
+  return unusable;
 }
 
 }  // namespace
 
-void sort_timeline(RankTimeline& tl, int64_t profiler_end) {
-  repair_kernel_ends(tl, profiler_end);  // first: the sort's ties go by end
+std::string sort_timeline(RankTimeline& tl, int64_t profiler_end) {
+  // First: the sort's ties go by end.
+  const std::string unusable = repair_kernel_ends(tl, profiler_end);
   auto& k = tl.kernels;
   if (auto idx = order_by_start(k.start, k.end); !idx.empty()) {
     permute(k.start, idx), permute(k.end, idx), permute(k.stream, idx), permute(k.name, idx);
@@ -288,6 +293,7 @@ void sort_timeline(RankTimeline& tl, int64_t profiler_end) {
   extent(k.start, k.end), extent(c.start, c.end), extent(a.start, a.end), extent(n.start, n.end);
   tl.capture_start = lo == INT64_MAX ? 0 : lo;
   tl.capture_end = hi == INT64_MIN ? 0 : hi;
+  return unusable;
 }
 
 }  // namespace ranks

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ranks/timeline.hpp"
@@ -13,9 +14,11 @@ namespace ranks {
 // is unknown (kNoTime: a reader's mark for a missing, negative or non-number duration), before its
 // start, or impossible (after `profiler_end`, the capture's end by the profile's own metadata
 // where it has one, else longer than an hour and ten times the capture) gets the median duration
-// of its name on this rank; each said in one warning. Throws ProfileError when more than
-// half the kernels had no possible duration (the rank's GPU time would be a guess).
-void sort_timeline(RankTimeline& tl, int64_t profiler_end = kNoTime);
+// of its name on this rank; each said in one warning. Returns why the timeline is unusable when
+// more than half its kernels had no possible duration (its GPU time would be a guess: the reader
+// refuses a file of one process, and marks one of several RankTimeline::unusable), else "". The
+// timeline is sorted and keeps the time contract either way.
+[[nodiscard]] std::string sort_timeline(RankTimeline& tl, int64_t profiler_end = kNoTime);
 
 // Row order by (start, end), ties in file order; empty when already sorted (the common case).
 // Times must keep the contract (timeline.hpp). A radix sort: exports come in no row order, and a

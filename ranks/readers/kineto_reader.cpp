@@ -287,7 +287,8 @@ class Reader {
       tl_.warnings.push_back("kernels on " + std::to_string(devices_.size()) + " devices; using device " +
                              std::to_string(tl_.device));
     epoch();
-    sort_timeline(tl_, capture_end_);  // the profiler's own span, when the trace has it (else kNoTime)
+    // The profiler's own span, when the trace has it (else kNoTime).
+    if (const std::string why = sort_timeline(tl_, capture_end_); !why.empty()) fail(why);
     if (capture_end_ > tl_.capture_end) tl_.capture_end = capture_end_;  // the profiler's own span
     if (dropped_)
       tl_.warnings.push_back(std::to_string(dropped_) + " events without a usable time (ts missing, not a number, or beyond +-2^61 ns) dropped");

@@ -556,7 +556,8 @@ class Reader {
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran kernels on " +
                               std::to_string(p.device_counts.size()) + " devices; using device " +
                               std::to_string(tl.device));
-      sort_timeline(tl, capture_window_end(latest_start(tl)));
+      tl.unusable = sort_timeline(tl, capture_window_end(latest_start(tl)));
+      if (!tl.unusable.empty() && procs_.size() == 1) throw ProfileError(common::printable(db_.path()) + ": " + tl.unusable);
       // A rank that stopped working (hang) was still being recorded until the session ended.
       if (!windowed_) tl.capture_end = std::max(tl.capture_end, capture_window_end(tl.capture_end));
       out.push_back(std::move(tl));

@@ -1050,12 +1050,18 @@ def fam_ranks(rng, c):
         value = rng.choice([1 << 21, 96, 1000, (1 << 21) - 1])
         claim(value)
         c.op(f"claims rank {value}")
-        c.rc, c.line = [2], r"process ids|beyond"
+        if isinstance(di.get("world_size"), int) and 0 < di["world_size"] <= value < (1 << 21):
+            c.fate, c.line = "refused", r"not of this job"  # beyond its own world_size: another job's (issue 36)
+        else:
+            c.rc, c.line = [2], r"process ids|beyond"
     elif v == "claim_plausible":
         value = rng.choice([2, 7, 31, 95])
         claim(value)
         c.op(f"claims rank {value}")
-        c.fate = "analysed"
+        world = di.get("world_size")
+        c.fate = "refused" if isinstance(world, int) and 0 < world <= value else "analysed"
+        if c.fate == "refused":
+            c.line = r"not of this job"
     elif v == "name_disagree":
         c.name = rng.choice(["rank_7.json", "rank_%d.json" % other + ".gz", "trace.rank_5.json"])
         if c.name.endswith(".gz"):

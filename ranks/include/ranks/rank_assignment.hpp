@@ -37,6 +37,7 @@ struct FoundProcess {
   int64_t wall_start = 0, wall_end = 0;  // its capture on the wall clock (UTC ns; 0: unknown)
   int claimed_rank = -1;  // the rank its profile's content names (RankTimeline::claimed_rank), -1: none
   int claimed_world = -1;  // the job's size its content names (RankTimeline::claimed_world), -1: none
+  std::string unusable = {};  // RankTimeline::unusable: left out with this reason
 };
 
 // Bounds of the rank space, so that memory follows the ranks found, never a number in a name.

@@ -184,6 +184,9 @@ struct RankTimeline {
   // Launch call rows a reader dropped as recorded twice (it links them by correlation id); said in
   // one line with the other duplicate rows sort_timeline drops.
   int64_t duplicate_launches = 0;
+  // Why this process cannot be analysed though its file can ("" when it can): rank assignment
+  // leaves it out with this reason (rank_assignment.hpp), as it does a stray process.
+  std::string unusable;
   std::vector<std::string> warnings;  // recoverable oddities, reported once per file
 };
 
