@@ -341,17 +341,35 @@ std::map<int32_t, std::string> foreign_ranks(const Inferred& inf, const std::vec
     if (present[size_t(r)]) ++size[find(r)], ++total;
   if (size.size() < 2) return {};
   const int main = std::max_element(size.begin(), size.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-  // The ends of the main group's ops (a sample), for ranks in no communicator: a rank whose streams
-  // inference could not place (NCCL on its compute stream, say) still ends its collectives with them.
-  std::vector<int64_t> main_ends;
+  // The ends of the main group's ops, for ranks in no communicator: a rank whose streams inference
+  // could not place (NCCL on its compute stream, say) still ends its collectives with them. A sample
+  // finds the clock difference where its ends pile up with theirs; then nearly every one of its ends
+  // must meet one of theirs at that difference (within kTightSpreadNs), not only the first few: two
+  // jobs of one model started together end their first ops alike, then drift apart.
+  std::vector<int64_t> main_sample, main_all;
   for (const auto& s : inf.streams)
-    if (s.rank >= 0 && s.rank < world && find(s.rank) == main && main_ends.size() < 4096)
-      for (size_t k = 0; k < s.first_ends.size() && k < 8; ++k) main_ends.push_back(s.first_ends[k]);
+    if (s.rank >= 0 && s.rank < world && find(s.rank) == main)
+      for (size_t k = 0; k < s.first_ends.size(); ++k) {
+        if (k < 8 && main_sample.size() < 4096) main_sample.push_back(s.first_ends[k]);
+        main_all.push_back(s.first_ends[k]);
+      }
+  std::sort(main_all.begin(), main_all.end());
   auto ends_with_main = [&](int r) {
     std::vector<int64_t> mine;
     for (const auto& s : inf.streams)
       if (s.rank == r) mine.insert(mine.end(), s.first_ends.begin(), s.first_ends.end());
-    return c::ends_pile_up(mine, main_ends).has_value();
+    const auto at = c::ends_pile_up(mine, main_sample);
+    if (!at || main_all.empty()) return false;
+    size_t within = 0, met = 0;
+    const auto tight = int64_t(c::kTightSpreadNs);
+    for (int64_t e : mine) {
+      const int64_t x = ranks::sat_sub(e, *at);
+      if (x < main_all.front() || x > main_all.back()) continue;  // beyond the ends they sent
+      ++within;
+      const auto it = std::lower_bound(main_all.begin(), main_all.end(), ranks::sat_sub(x, tight));
+      met += it != main_all.end() && *it <= ranks::sat_add(x, tight);
+    }
+    return within > 0 && 4 * met >= 3 * within;
   };
   std::map<int32_t, std::string> out;
   for (int r = 0; r < world; ++r) {
