@@ -358,16 +358,28 @@ std::map<int32_t, std::string> foreign_ranks(const Inferred& inf, const std::vec
     std::vector<int64_t> mine;
     for (const auto& s : inf.streams)
       if (s.rank == r) mine.insert(mine.end(), s.first_ends.begin(), s.first_ends.end());
-    const auto at = c::ends_pile_up(mine, main_sample);
-    if (!at || main_all.empty()) return false;
+    const auto pile = c::ends_pile_up(mine, main_sample);
+    if (!pile || main_all.empty()) return false;
+    // The pile is a window of tens of microseconds: the difference is the median of each end's
+    // nearest meeting within it, then counted within kTightSpreadNs of that.
+    auto nearest = [&](int64_t x) {  // main end nearest to x, as its difference from x
+      const auto it = std::lower_bound(main_all.begin(), main_all.end(), x);
+      int64_t d = it != main_all.end() ? ranks::sat_sub(*it, x) : INT64_MAX;
+      if (it != main_all.begin() && ranks::abs_diff(*(it - 1), x) < ranks::sat_abs(d)) d = ranks::sat_sub(*(it - 1), x);
+      return d;
+    };
+    std::vector<int64_t> near;
+    for (int64_t e : mine)
+      if (const int64_t d = nearest(ranks::sat_sub(e, *pile)); ranks::sat_abs(d) <= 3 * int64_t(c::kTightSpreadNs)) near.push_back(d);
+    if (near.empty()) return false;
+    std::nth_element(near.begin(), near.begin() + long(near.size() / 2), near.end());
+    const int64_t at = ranks::sat_sub(*pile, near[near.size() / 2]);
     size_t within = 0, met = 0;
-    const auto tight = int64_t(c::kTightSpreadNs);
     for (int64_t e : mine) {
-      const int64_t x = ranks::sat_sub(e, *at);
+      const int64_t x = ranks::sat_sub(e, at);
       if (x < main_all.front() || x > main_all.back()) continue;  // beyond the ends they sent
       ++within;
-      const auto it = std::lower_bound(main_all.begin(), main_all.end(), ranks::sat_sub(x, tight));
-      met += it != main_all.end() && *it <= ranks::sat_add(x, tight);
+      met += ranks::sat_abs(nearest(x)) <= int64_t(c::kTightSpreadNs);
     }
     return within > 0 && 4 * met >= 3 * within;
   };
