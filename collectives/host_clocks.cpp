@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "collectives/clock.hpp"
 #include "ranks/sat_math.hpp"
 
 namespace collectives {
@@ -75,7 +76,33 @@ std::optional<int64_t> pile_offset_of(const std::vector<int64_t>& a, const std::
 
 }  // namespace
 
-std::optional<int64_t> ends_pile_up(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return pile_offset_of(a, b); }
+
+bool ends_meet(const std::vector<int64_t>& mine, const std::vector<int64_t>& sample, const std::vector<int64_t>& all) {
+  const auto pile = pile_offset_of(mine, sample);
+  if (!pile || all.empty()) return false;
+  // The pile is a window of tens of microseconds: the difference is the median of each end's
+  // nearest meeting within it, then counted within kTightSpreadNs of that.
+  auto nearest = [&](int64_t x) {  // main end nearest to x, as its difference from x
+    const auto it = std::lower_bound(all.begin(), all.end(), x);
+    int64_t d = it != all.end() ? ranks::sat_sub(*it, x) : INT64_MAX;
+    if (it != all.begin() && ranks::abs_diff(*(it - 1), x) < ranks::sat_abs(d)) d = ranks::sat_sub(*(it - 1), x);
+    return d;
+  };
+  std::vector<int64_t> near;
+  for (int64_t e : mine)
+    if (const int64_t d = nearest(ranks::sat_sub(e, *pile)); ranks::sat_abs(d) <= 3 * int64_t(kTightSpreadNs)) near.push_back(d);
+  if (near.empty()) return false;
+  std::nth_element(near.begin(), near.begin() + long(near.size() / 2), near.end());
+  const int64_t at = ranks::sat_sub(*pile, near[near.size() / 2]);
+  size_t within = 0, met = 0;
+  for (int64_t e : mine) {
+    const int64_t x = ranks::sat_sub(e, at);
+    if (x < all.front() || x > all.back()) continue;  // beyond the ends they sent
+    ++within;
+    met += ranks::sat_abs(nearest(x)) <= int64_t(kTightSpreadNs);
+  }
+  return within > 0 && 4 * met >= 3 * within;
+}
 
 bool hosts_look_misaligned(const std::vector<StreamSummary>& streams, const std::vector<Communicator>& comms,
                            int64_t ntp_ns) {

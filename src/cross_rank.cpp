@@ -342,10 +342,7 @@ std::map<int32_t, std::string> foreign_ranks(const Inferred& inf, const std::vec
   if (size.size() < 2) return {};
   const int main = std::max_element(size.begin(), size.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   // The ends of the main group's ops, for ranks in no communicator: a rank whose streams inference
-  // could not place (NCCL on its compute stream, say) still ends its collectives with them. A sample
-  // finds the clock difference where its ends pile up with theirs; then nearly every one of its ends
-  // must meet one of theirs at that difference (within kTightSpreadNs), not only the first few: two
-  // jobs of one model started together end their first ops alike, then drift apart.
+  // could not place (NCCL on its compute stream, say) still ends its collectives with them.
   std::vector<int64_t> main_sample, main_all;
   for (const auto& s : inf.streams)
     if (s.rank >= 0 && s.rank < world && find(s.rank) == main)
@@ -358,30 +355,7 @@ std::map<int32_t, std::string> foreign_ranks(const Inferred& inf, const std::vec
     std::vector<int64_t> mine;
     for (const auto& s : inf.streams)
       if (s.rank == r) mine.insert(mine.end(), s.first_ends.begin(), s.first_ends.end());
-    const auto pile = c::ends_pile_up(mine, main_sample);
-    if (!pile || main_all.empty()) return false;
-    // The pile is a window of tens of microseconds: the difference is the median of each end's
-    // nearest meeting within it, then counted within kTightSpreadNs of that.
-    auto nearest = [&](int64_t x) {  // main end nearest to x, as its difference from x
-      const auto it = std::lower_bound(main_all.begin(), main_all.end(), x);
-      int64_t d = it != main_all.end() ? ranks::sat_sub(*it, x) : INT64_MAX;
-      if (it != main_all.begin() && ranks::abs_diff(*(it - 1), x) < ranks::sat_abs(d)) d = ranks::sat_sub(*(it - 1), x);
-      return d;
-    };
-    std::vector<int64_t> near;
-    for (int64_t e : mine)
-      if (const int64_t d = nearest(ranks::sat_sub(e, *pile)); ranks::sat_abs(d) <= 3 * int64_t(c::kTightSpreadNs)) near.push_back(d);
-    if (near.empty()) return false;
-    std::nth_element(near.begin(), near.begin() + long(near.size() / 2), near.end());
-    const int64_t at = ranks::sat_sub(*pile, near[near.size() / 2]);
-    size_t within = 0, met = 0;
-    for (int64_t e : mine) {
-      const int64_t x = ranks::sat_sub(e, at);
-      if (x < main_all.front() || x > main_all.back()) continue;  // beyond the ends they sent
-      ++within;
-      met += ranks::sat_abs(nearest(x)) <= int64_t(c::kTightSpreadNs);
-    }
-    return within > 0 && 4 * met >= 3 * within;
+    return c::ends_meet(mine, main_sample, main_all);
   };
   std::map<int32_t, std::string> out;
   for (int r = 0; r < world; ++r) {

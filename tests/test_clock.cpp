@@ -1,9 +1,11 @@
 // Clock alignment: planted per-rank offsets (and drift) are recovered from noisy end times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "collectives/clock.hpp"
+#include "collectives/host_clocks.hpp"
 
 using namespace collectives;
 
@@ -99,4 +101,36 @@ TEST(Clock, WrongPairingsAndImplausibleOffsetsAreLeftOut) {
   EXPECT_DOUBLE_EQ(kept[1].offset_ns, 62'087e6);
   EXPECT_DOUBLE_EQ(kept[2].offset_ns, -11.6e6);
   EXPECT_EQ(kept[3].ops, kTieOps);
+}
+
+// A rank in no communicator belongs to the job when its op ends meet the others' at one clock
+// difference all through (members of one collective end within microseconds), not when only its
+// first ends do: another run of the same model started at the same instant drifts apart.
+TEST(Clock, EndsMeetOnlyWhenEveryEndMeetsAtOneDifference) {
+  std::mt19937 rng(5);
+  std::normal_distribution<double> jitter(0, 1500);
+  std::uniform_real_distribution<double> gap(3e5, 1.5e6);
+  std::vector<double> t{1e18};  // the job's op ends: 64 ops 0.3-1.5 ms apart
+  for (int k = 1; k < 64; ++k) t.push_back(t.back() + gap(rng));
+  std::vector<int64_t> peers, sample;  // 4 peers
+  for (int p = 0; p < 4; ++p)
+    for (int k = 0; k < 64; ++k) {
+      const auto e = int64_t(t[size_t(k)] + jitter(rng));
+      peers.push_back(e);
+      if (k < 8) sample.push_back(e);
+    }
+  std::sort(peers.begin(), peers.end());
+  const int64_t offset = 37'000'123;  // its host's clock, 37 ms off
+  std::vector<int64_t> same, other;
+  for (int k = 0; k < 64; ++k) {
+    same.push_back(int64_t(t[size_t(k)] + jitter(rng)) + offset);
+    // the other job's ops take 0.3% longer: its ends leave the others' after a few ops
+    other.push_back(int64_t(t[0] + (t[size_t(k)] - t[0]) * 1.003 + jitter(rng)) + offset);
+  }
+  EXPECT_TRUE(ends_meet(same, sample, peers));
+  EXPECT_FALSE(ends_meet(other, sample, peers));
+  std::vector<int64_t> shifted = same;  // the pile's window is coarse; the difference is refined
+  for (auto& e : shifted) e += 30'000;
+  EXPECT_TRUE(ends_meet(shifted, sample, peers));
+  EXPECT_FALSE(ends_meet({}, sample, peers));
 }

@@ -33,10 +33,13 @@ bool hosts_look_misaligned(const std::vector<StreamSummary>& streams, const std:
 // beyond `ntp_ns` are kept (smaller ones are the ordinary clock fit's). Deterministic.
 std::map<uint64_t, int64_t> coarse_domain_offsets(const std::vector<StreamSummary>& streams, int64_t ntp_ns);
 
-// Where the differences a - b of two sets of op end times pile up in one window of microseconds,
-// clearly (at least 6, a quarter denser than any window a millisecond away), within
-// kMaxHostClockErrorNs: ops that ended together (members of one collective), at that clock
-// difference; none when they never did.
-std::optional<int64_t> ends_pile_up(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+// Whether the op ends `mine` (one rank's) were collectives with the ranks whose ends are `all`
+// (sorted; `sample` a few per stream of them): members of one collective end within microseconds
+// (NCCL semantics), at the clock difference of their hosts. The differences mine - sample must pile
+// up in one window (at least 6, a quarter denser than any a millisecond away, within
+// kMaxHostClockErrorNs), and at that difference, refined, three quarters of its ends within the
+// span of `all` must meet one of them within kTightSpreadNs: not only the first few, as two jobs
+// of one model started together end their first ops alike and then drift apart.
+bool ends_meet(const std::vector<int64_t>& mine, const std::vector<int64_t>& sample, const std::vector<int64_t>& all);
 
 }  // namespace collectives
