@@ -21,10 +21,13 @@ if [ "$sanitize" = 1 ]; then
   # past its 5400 s), the scaling runs of 64-512 ranks (ScalingRuns: the instrumented generator timed
   # out on them). Their code paths run in the other tests (test_what_if runs the replay,
   # test_scaling the scaling judge and command). The plot scripts and the HTML report test Python on
-  # a scan the other tests already make under the sanitizers (plots: 285 s there). Everything else runs.
+  # a scan the other tests already make under the sanitizers (plots: 285 s there); the Kineto verdict
+  # matrix (183 s), the scan-file command test (scan_file: its Python scripts, 163 s) and the semantic
+  # fuzzer (153 s), whose inputs are well-formed profiles the other tests read under the sanitizers
+  # (bench/fuzz_inputs.sh runs it there for an hour). Everything else runs.
   status=0
   ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
+    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|indep_matrix_kineto_quick|scan_file|fuzz_semantic_quick|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
 else
   status=0
   ctest --output-on-failure -j "$JOBS" "$@" || status=$?
