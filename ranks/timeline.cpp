@@ -210,7 +210,8 @@ void drop_duplicate_rows(RankTimeline& tl) {
                           "exported twice?)");
 }
 
-// Kernel rows whose duration cannot be: unknown (kNoTime), negative, or ending after the capture.
+// Kernel rows whose duration cannot be: unknown (kNoTime), negative, ending after the capture, or
+// 0 for a kernel that runs 10 us and more.
 // Given the median of their name's possible durations on this rank (0 when it has none): the
 // rank's time stays near what it ran, where 0 ns would make it look idle and a year would make
 // it look slow (repro3 K_bad_durations_silent).
@@ -230,12 +231,22 @@ std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
   size_t zero = 0;
   for (size_t i = 0; i < k.size(); ++i) zero += k.end[i] == k.start[i];
   const bool zero_unknown = 2 * zero > k.size();
-  std::vector<size_t> bad;
+  std::vector<size_t> bad, zeros;
   std::unordered_map<uint32_t, std::vector<int64_t>> durations;
   for (size_t i = 0; i < k.size(); ++i) {
     if (impossible(i) || (zero_unknown && k.end[i] == k.start[i])) bad.push_back(i);
+    else if (k.end[i] == k.start[i]) zeros.push_back(i);
     else durations[k.name[i]].push_back(k.end[i] - k.start[i]);
   }
+  for (auto& [name, d] : durations) std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
+  auto median_of = [&](uint32_t name) {
+    auto it = durations.find(name);
+    return it == durations.end() ? int64_t(0) : it->second[it->second.size() / 2];
+  };
+  // A trace's microseconds round a short kernel to 0; a kernel whose name runs 10 us and more
+  // elsewhere on this rank did not: its duration was lost (semantic fuzzer, Kineto dur 0).
+  for (size_t i : zeros)
+    if (median_of(k.name[i]) >= 10'000) bad.push_back(i);
   if (bad.empty()) return "";
   // Repaired either way (the time contract holds for whoever reads it); most of them: unusable.
   const std::string unusable =
@@ -244,15 +255,12 @@ std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
                 " kernel rows have no possible duration (missing, negative, not a number, past the end of the capture, "
                 "or 0 for most): this rank's GPU time is unknown"
           : "";
-  for (auto& [name, d] : durations) std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
-  for (size_t i : bad) {
-    auto it = durations.find(k.name[i]);
-    k.end[i] = k.start[i] + (it == durations.end() ? 0 : it->second[it->second.size() / 2]);
-  }
+  for (size_t i : bad) k.end[i] = k.start[i] + median_of(k.name[i]);
   if (unusable.empty())
     tl.warnings.push_back(std::to_string(bad.size()) + " kernel row" + (bad.size() == 1 ? "" : "s") +
-                          " with an impossible duration (missing, negative, not a number, or past the end of the "
-                          "capture): given the median duration of their kernel's name on this rank");
+                          " with an impossible duration (missing, negative, not a number, past the end of the "
+                          "capture, or 0 where the kernel runs 10 us and more): given the median duration of their "
+                          "kernel's name on this rank");
   return unusable;
 }
 

@@ -190,6 +190,29 @@ TEST(Fixture, KernelEndingBeforeItStartsGetsItsNamesDurationWithAWarning) {
   }
 }
 
+// A 0 ns kernel whose name runs 10 us and more elsewhere lost its duration (a trace rounds only
+// short kernels to 0); a short kernel's 0 stays.
+TEST(Fixture, ZeroDurationOfALongKernelIsRepaired) {
+  TempDir t;
+  const auto path = t.file("z.sqlite");
+  {
+    NsysFixture f(path);
+    f.kernel(10, 0, 7, 1000, 51000, "gemm", 1);
+    f.kernel(10, 0, 7, 60000, 110000, "gemm", 2);
+    f.kernel(10, 0, 7, 120000, 120000, "gemm", 3);
+    f.kernel(10, 0, 7, 130000, 130400, "tiny", 4);
+    f.kernel(10, 0, 7, 140000, 140000, "tiny", 5);
+  }
+  auto tls = read_annotated(path);
+  ASSERT_EQ(tls.size(), 1u);
+  const auto& k = tls[0].kernels;
+  ASSERT_EQ(k.size(), 5u);
+  EXPECT_EQ(k.end[2] - k.start[2], 50000);
+  EXPECT_EQ(k.end[4] - k.start[4], 0);
+  ASSERT_EQ(tls[0].warnings.size(), 1u);
+  EXPECT_NE(tls[0].warnings[0].find("1 kernel row with an impossible duration"), std::string::npos) << tls[0].warnings[0];
+}
+
 TEST(Fixture, CorrelationIdsAreJoinedPerProcess) {
   TempDir t;
   const auto path = t.file("two.sqlite");
