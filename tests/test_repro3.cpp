@@ -281,6 +281,26 @@ TEST(Repro3, R12AnotherJobsProfileIsLeftOut) {
   EXPECT_TRUE(has(rk.out, "STRAGGLER rank 3")) << rk.out;
 }
 
+// The same class where the other job's rank matches some of this job's p2p ops by chance (a run of
+// another layout of the same model, same host names): its clock then fits 13 ms from its host
+// mates', which one host's clock cannot be (semantic fuzzer, seed 3611 case 46).
+TEST(Repro3, R12BAnotherJobsRankMatchedByChanceIsLeftOut) {
+  const fs::path run = generate("r12c", "--layout 4x2x2 --hosts 2 --iterations 6 --layers 1 --microbatches 4 --seed 2919 "
+                                         "--fault extra_work:0:3:1.3");
+  const fs::path other = generate("r12d", "--layout 2x4x2 --hosts 2 --iterations 16 --layers 2 --microbatches 4 --seed 176 "
+                                          "--fault slow_link:0:1:3");
+  const fs::path own = run.parent_path() / "own_rank_9.sqlite";  // captured at the same time: its start
+  fs::rename(run / "rank_9.sqlite", own);
+  fs::copy_file(other / "rank_9.sqlite", run / "rank_9.sqlite");
+  testsql::sql(run / "rank_9.sqlite", "ATTACH '" + own.string() + "' AS o; UPDATE TARGET_INFO_SESSION_START_TIME SET "
+                                      "utcEpochNs = (SELECT utcEpochNs FROM o.TARGET_INFO_SESSION_START_TIME);");
+  const auto r = testsh::sh(kScan + " " + run.string() + " -o " + (run.parent_path() / "m.h5").string());
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "rank_9.sqlite: not of this job")) << r.out;
+  EXPECT_FALSE(has(r.out, "SLOW LINK")) << r.out;
+  EXPECT_FALSE(has(r.out, "STRAGGLER rank 9")) << r.out;
+}
+
 TEST(Repro3, R16EmptyTraceFilesAreNamed) {
   const fs::path k = generate("r16", "--layout 2x2x2 --hosts 2 --iterations 6 --format kineto");
   fs::remove(k / "rank-3.json");
