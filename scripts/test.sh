@@ -25,10 +25,12 @@ if [ "$sanitize" = 1 ]; then
   # matrix (183 s), the scan-file command test (scan_file: its Python scripts, 163 s) and the semantic
   # fuzzer (153 s), whose inputs are well-formed profiles the other tests read under the sanitizers
   # (bench/fuzz_inputs.sh runs it there for an hour); the planted findings on Kineto traces (660 s:
-  # the same analyses as their nsys half, the Kineto reader under fuzz_kineto_quick). Everything else runs.
+  # the same analyses as their nsys half, the Kineto reader under fuzz_kineto_quick); the healthy-runs
+  # sweep (195 s: the verdict's statistics on many runs, its code in the other Verdict tests).
+  # Everything else runs.
   status=0
   ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|indep_matrix_kineto_quick|scan_file|fuzz_semantic_quick|Sim/PlantedFinding\.ExactlyThatFindingOnThoseRanks/[a-z_]*_kineto .*|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
+    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|indep_matrix_kineto_quick|scan_file|fuzz_semantic_quick|Sim/PlantedFinding\.ExactlyThatFindingOnThoseRanks/[a-z_]*_kineto .*|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.HealthyRunsWithJitterAreHealthy|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
 else
   status=0
   ctest --output-on-failure -j "$JOBS" "$@" || status=$?

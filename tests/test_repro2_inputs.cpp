@@ -250,10 +250,11 @@ TEST(ReproN10, NoControlByteReachesAnHdf5String) {
   auto s = scan(dir, "n10");
   EXPECT_EQ(s.r.status, 0) << s.r.out;
   size_t checked = 0;
-  for (const auto& obj : h5read::objects(s.h5)) {
+  const h5read::File file(s.h5);  // opened once: a few hundred objects
+  for (const auto& obj : file.objects()) {
     std::vector<std::string> values;
     try {
-      values = h5read::raw_strings(s.h5, obj);  // as the writer stored them
+      values = file.raw_strings(obj);  // as the writer stored them
     } catch (const std::exception&) {
       continue;  // not a string dataset
     }
