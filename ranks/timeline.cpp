@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "common/text.hpp"
+#include "ranks/sat_math.hpp"
 #include "ranks/timeline.hpp"
 #include "timeline_sort.hpp"
 
@@ -105,6 +107,18 @@ std::vector<uint32_t> order_by_start(const std::vector<int64_t>& start, const st
 namespace {
 
 int64_t ranks_sat_mul10(int64_t v) { return v > INT64_MAX / 10 ? INT64_MAX : v * 10; }
+
+// The index of the next kernel (by start) on each kernel's stream; SIZE_MAX for a stream's last.
+std::vector<size_t> next_on_stream(const KernelColumns& k) {
+  std::vector<size_t> order(k.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return std::tie(k.stream[a], k.start[a], a) < std::tie(k.stream[b], k.start[b], b); });
+  std::vector<size_t> next(k.size(), SIZE_MAX);
+  for (size_t p = 0; p + 1 < order.size(); ++p)
+    if (k.stream[order[p]] == k.stream[order[p + 1]]) next[order[p]] = order[p + 1];
+  return next;
+}
 
 // Keeps the first of rows equal in every column `same` compares, among rows of equal start and
 // end (adjacent once sorted, ties in file order); `keep` then compacts every column. Returns the
@@ -255,7 +269,25 @@ std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
                 " kernel rows have no possible duration (missing, negative, not a number, past the end of the capture, "
                 "or 0 for most): this rank's GPU time is unknown"
           : "";
-  for (size_t i : bad) k.end[i] = k.start[i] + median_of(k.name[i]);
+  const auto next = next_on_stream(k);
+  for (size_t i : bad) {
+    const int64_t guess = ranks::sat_add(k.start[i], median_of(k.name[i]));
+    // Kernels on one stream run one at a time (CUDA stream order): it ended before the next one
+    // started. An NCCL kernel (NCCL names its kernels nccl...) ends with its peers, a wait no
+    // median of its name tells (9 ms against 0.2): when its successor was queued (launched before
+    // it could start) that start is its end; a compute kernel's successor may have waited on
+    // another stream, so its name's median stays (semantic fuzzer, seed 3611).
+    const size_t j = next[i];
+    if (j == SIZE_MAX || k.start[j] < k.start[i]) {
+      k.end[i] = guess;
+      continue;
+    }
+    const std::string& name = tl.names.str(k.name[i]);
+    const bool nccl = name.size() >= 4 && (name[0] | 0x20) == 'n' && (name[1] | 0x20) == 'c' && (name[2] | 0x20) == 'c' &&
+                      (name[3] | 0x20) == 'l';
+    const bool queued = j < k.launch.size() && k.launch[j] != kNoTime && k.launch[j] < k.start[j];
+    k.end[i] = nccl && queued ? k.start[j] : std::min(guess, k.start[j]);
+  }
   if (unusable.empty())
     tl.warnings.push_back(std::to_string(bad.size()) + " kernel row" + (bad.size() == 1 ? "" : "s") +
                           " with an impossible duration (missing, negative, not a number, past the end of the "

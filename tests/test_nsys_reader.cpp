@@ -200,8 +200,8 @@ TEST(Fixture, ZeroDurationOfALongKernelIsRepaired) {
     f.kernel(10, 0, 7, 1000, 51000, "gemm", 1);
     f.kernel(10, 0, 7, 60000, 110000, "gemm", 2);
     f.kernel(10, 0, 7, 120000, 120000, "gemm", 3);
-    f.kernel(10, 0, 7, 130000, 130400, "tiny", 4);
-    f.kernel(10, 0, 7, 140000, 140000, "tiny", 5);
+    f.kernel(10, 0, 8, 130000, 130400, "tiny", 4);
+    f.kernel(10, 0, 8, 140000, 140000, "tiny", 5);
   }
   auto tls = read_annotated(path);
   ASSERT_EQ(tls.size(), 1u);
@@ -211,6 +211,33 @@ TEST(Fixture, ZeroDurationOfALongKernelIsRepaired) {
   EXPECT_EQ(k.end[4] - k.start[4], 0);
   ASSERT_EQ(tls[0].warnings.size(), 1u);
   EXPECT_NE(tls[0].warnings[0].find("1 kernel row with an impossible duration"), std::string::npos) << tls[0].warnings[0];
+}
+
+// An NCCL kernel's end is a wait for its peers, which its name's median does not tell: when the
+// next kernel on its stream was queued (launched before it started), that start is its end (one
+// kernel at a time on a stream). A compute kernel keeps its name's median, bounded by its successor.
+TEST(Fixture, ImpossibleNcclEndIsItsQueuedSuccessorsStart) {
+  TempDir t;
+  const auto path = t.file("n.sqlite");
+  {
+    NsysFixture f(path);
+    const std::string ar = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
+    f.kernel(10, 0, 9, 1000, 1200, ar, 1);
+    f.kernel(10, 0, 9, 2000, 2200, ar, 2);
+    f.kernel(10, 0, 9, 3000, 2000, ar, 3);     // ended before it started
+    f.kernel(10, 0, 9, 12000, 12200, ar, 4);   // queued: launched at 5000
+    f.kernel(10, 0, 7, 20000, 21000, "gemm", 5);
+    f.kernel(10, 0, 7, 22000, 23000, "gemm", 6);
+    f.kernel(10, 0, 7, 24000, 10, "gemm", 7);  // ended before it started
+    f.kernel(10, 0, 7, 24500, 25500, "gemm", 8);
+    for (int c = 1; c <= 8; ++c) f.runtime(10, 10, c == 4 ? 5000 : 500 * c, c == 4 ? 5010 : 500 * c + 10, "cudaLaunchKernel", c);
+  }
+  auto tls = read_annotated(path);
+  ASSERT_EQ(tls.size(), 1u);
+  const auto& k = tls[0].kernels;
+  ASSERT_EQ(k.size(), 8u);
+  EXPECT_EQ(k.end[2], 12000);  // its queued successor's start, not 3000 + its name's median 200
+  EXPECT_EQ(k.end[6], 24500);  // the median 1000 would overlap its successor
 }
 
 TEST(Fixture, CorrelationIdsAreJoinedPerProcess) {
