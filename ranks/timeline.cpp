@@ -258,7 +258,7 @@ std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
     return it == durations.end() ? int64_t(0) : it->second[it->second.size() / 2];
   };
   // A trace's microseconds round a short kernel to 0; a kernel whose name runs 10 us and more
-  // elsewhere on this rank did not: its duration was lost (semantic fuzzer, Kineto dur 0).
+  // elsewhere on this rank did not: its duration was lost (semantic fuzzer: a trace's dur 0).
   for (size_t i : zeros)
     if (median_of(k.name[i]) >= 10'000) bad.push_back(i);
   if (bad.empty()) return "";
