@@ -268,10 +268,18 @@ Scan load_scan(const std::string& path) {
 bool is_scan_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
+  // The HDF5 signature is at 0, or after a user block at 512, 1024, 2048, ... (HDF5 file format
+  // specification, "Format Signature"): a scan rewritten with a user block is still a scan.
   std::ifstream in(path, std::ios::binary);
-  char sig[8] = {};
-  in.read(sig, 8);
-  return in.gcount() == 8 && std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
+  for (std::streamoff at = 0; at <= (std::streamoff(1) << 30); at = at == 0 ? 512 : 2 * at) {
+    char sig[8] = {};
+    in.clear();
+    if (!in.seekg(at)) return false;
+    in.read(sig, 8);
+    if (in.gcount() != 8) return false;
+    if (std::string(sig, 8) == std::string("\x89HDF\r\n\x1a\n", 8)) return true;
+  }
+  return false;
 }
 
 }  // namespace straggler
