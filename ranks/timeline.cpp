@@ -250,8 +250,10 @@ std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
   for (size_t i = 0; i < k.size(); ++i) {
     if (impossible(i) || (zero_unknown && k.end[i] == k.start[i])) bad.push_back(i);
     else if (k.end[i] == k.start[i]) zeros.push_back(i);
-    else durations[k.name[i]].push_back(k.end[i] - k.start[i]);
   }
+  if (bad.empty() && zeros.empty()) return "";  // the common case: no median needed
+  for (size_t i = 0; i < k.size(); ++i)
+    if (k.end[i] != k.start[i] && !impossible(i)) durations[k.name[i]].push_back(k.end[i] - k.start[i]);
   for (auto& [name, d] : durations) std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
   auto median_of = [&](uint32_t name) {
     auto it = durations.find(name);
