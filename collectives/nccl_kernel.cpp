@@ -10,6 +10,7 @@
 //  <= 2.7        nccl<Coll>[<Algo>][<Proto>]Kernel_<op>_<ty>          ncclAllReduceRingLLKernel_sum_f32(ncclColl)
 // Any of them may carry a demangled signature "(...)", which is ignored.
 #include "collectives/nccl_kernel.hpp"
+#include "ranks/timeline.hpp"
 
 namespace collectives {
 namespace {
@@ -270,7 +271,7 @@ int dtype_bytes(NcclDtype d) {
 
 // Case-sensitive "nccl" prefix, as Nsight Systems' `shortName LIKE 'nccl%'` convention and HTA's `^nccl`
 // regex: forks such as NCCLX ("ncclx...") and unknown future kernels count as NCCL communication.
-bool is_nccl_kernel(std::string_view name) { return starts(name, "nccl"); }
+bool is_nccl_kernel(std::string_view name) { return ranks::is_nccl_kernel_name(name); }
 
 std::optional<NcclKernelInfo> classify_nccl_kernel(std::string_view name) {
   if (!is_nccl_kernel(name)) return std::nullopt;

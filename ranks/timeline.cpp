@@ -120,6 +120,19 @@ std::vector<size_t> next_on_stream(const KernelColumns& k) {
   return next;
 }
 
+// The end given to kernel row i whose own end is impossible, `guess` its start plus its name's
+// median; j the next kernel on its stream (SIZE_MAX: none). Kernels on one stream run one at a
+// time (CUDA stream order): it ended before the next one started. An NCCL kernel ends with its
+// peers, a wait no median of its name tells (9 ms against 0.2): when its successor was queued
+// (launched before it could start) that start is its end; a compute kernel's successor may have
+// waited on another stream, so its name's median stays (semantic fuzzer, seed 3611).
+int64_t repaired_end(const RankTimeline& tl, size_t i, size_t j, int64_t guess) {
+  const auto& k = tl.kernels;
+  if (j == SIZE_MAX || k.start[j] < k.start[i]) return guess;
+  const bool queued = j < k.launch.size() && k.launch[j] != kNoTime && k.launch[j] < k.start[j];
+  return queued && is_nccl_kernel_name(tl.names.str(k.name[i])) ? k.start[j] : std::min(guess, k.start[j]);
+}
+
 // Keeps the first of rows equal in every column `same` compares, among rows of equal start and
 // end (adjacent once sorted, ties in file order); `keep` then compacts every column. Returns the
 // number dropped.
@@ -272,24 +285,7 @@ std::string repair_kernel_ends(RankTimeline& tl, int64_t profiler_end) {
                 "or 0 for most): this rank's GPU time is unknown"
           : "";
   const auto next = next_on_stream(k);
-  for (size_t i : bad) {
-    const int64_t guess = ranks::sat_add(k.start[i], median_of(k.name[i]));
-    // Kernels on one stream run one at a time (CUDA stream order): it ended before the next one
-    // started. An NCCL kernel (NCCL names its kernels nccl...) ends with its peers, a wait no
-    // median of its name tells (9 ms against 0.2): when its successor was queued (launched before
-    // it could start) that start is its end; a compute kernel's successor may have waited on
-    // another stream, so its name's median stays (semantic fuzzer, seed 3611).
-    const size_t j = next[i];
-    if (j == SIZE_MAX || k.start[j] < k.start[i]) {
-      k.end[i] = guess;
-      continue;
-    }
-    const std::string& name = tl.names.str(k.name[i]);
-    const bool nccl = name.size() >= 4 && (name[0] | 0x20) == 'n' && (name[1] | 0x20) == 'c' && (name[2] | 0x20) == 'c' &&
-                      (name[3] | 0x20) == 'l';
-    const bool queued = j < k.launch.size() && k.launch[j] != kNoTime && k.launch[j] < k.start[j];
-    k.end[i] = nccl && queued ? k.start[j] : std::min(guess, k.start[j]);
-  }
+  for (size_t i : bad) k.end[i] = repaired_end(tl, i, next[i], ranks::sat_add(k.start[i], median_of(k.name[i])));
   if (unusable.empty())
     tl.warnings.push_back(std::to_string(bad.size()) + " kernel row" + (bad.size() == 1 ? "" : "s") +
                           " with an impossible duration (missing, negative, not a number, past the end of the "

@@ -58,6 +58,11 @@ inline constexpr int32_t kNoStream = INT32_MIN;
 inline constexpr int64_t kTimeLimit = int64_t(1) << 61;
 constexpr bool in_time_range(int64_t t) { return t >= -kTimeLimit && t <= kTimeLimit; }
 
+// Whether a kernel is NCCL's: NCCL names all its kernels nccl... (ncclDevKernel_, ncclKernel_).
+// Defined here, below the readers, so that the timeline's own passes and collectives::is_nccl_kernel
+// use one rule.
+inline bool is_nccl_kernel_name(std::string_view name) { return name.substr(0, 4) == "nccl"; }
+
 // GPU kernels, sorted by start.
 struct KernelColumns {
   std::vector<int64_t> start, end;
