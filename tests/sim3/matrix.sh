@@ -100,7 +100,7 @@ add() { echo "$*" >>"$CASES"; }
 
 Q16="--layout 2x2x4 --iterations 8 --layers 1 --microbatches 4"
 if [ "$MODE" = quick ]; then
-  SEEDS="${SEEDS:-1}"
+  SEEDS="${SEEDS:-1 2}"
   for s in $SEEDS; do
     for conv in plain random; do
       add "healthy-$s-$conv healthy $s $conv $Q16"

@@ -1267,7 +1267,7 @@ def make_config(a):
                tp_xfer_ms=min(0.4, 0.03 + 0.05 * u), p2p_xfer_ms=0.05 + 0.05 * u, dp_xfer_ms=step_ms * (0.04 + 0.04 * rng.random()),
                dp_buckets=rng.choice([1, 2, 3]), opt_kernels=rng.choice([2, 4, 6]), inter_host_factor=1.6,
                gpu_speed_spread=0.01 + 0.01 * rng.random(), jitter_sigma=0.01 + 0.02 * rng.random(), outlier_p=0.002,
-               host_launch_us=8 + 10 * rng.random(), step_gap_us=200 + 800 * rng.random(), schema=a.schema if a.schema != 'random' else rng.choice(['3.0.0', '3.11.1', '3.25.0', '3.25.0']),
+               host_launch_us=8 + 10 * rng.random(), step_gap_us=200 + 800 * rng.random(), schema=a.schema if a.schema != 'random' else crng.choice(['3.0.0', '3.11.1', '3.25.0', '3.25.0']),
                iter_base=rng.choice([0, 1, 37, 1200]))
     cfg['queue_depth'] = [rng.randrange(256, 1025)] * L.n
     qd = cfg['queue_depth'][0]
@@ -1342,8 +1342,7 @@ def main():
     a = ap.parse_args()
     t_start = time.time()
     cfg, rng = make_config(a)
-    frng = random.Random('%d:faults' % a.seed)
-    faults = [parse_fault(s, frng, cfg) for s in a.fault]
+    faults = [parse_fault(s, random.Random('%d:faults:%d:%s:%s' % (a.seed, i, s, a.layout)), cfg) for i, s in enumerate(a.fault)]
     L = cfg['layout_obj']
     job, crash_info = simulate(cfg, faults, not a.no_fault)
     n_it = cfg['iterations']
