@@ -61,9 +61,37 @@ RangesByThread mark_ranges(RankTimeline& tl) {
   return out;
 }
 
+// For a group's ncclGroupEnd, the last collective call inside ncclGroupStart/End stands for it.
+const NcclRange* call_of_range(const std::vector<NcclRange>& v, std::vector<NcclRange>::const_iterator r) {
+  if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return &*r;
+  for (auto q = r; q != v.begin();) {  // walk back through the group
+    --q;
+    if (q->api == NcclApi::GroupStart) break;
+    if (collective_of_api(q->api) != CollectiveType::Unknown) return &*q;
+  }
+  return &*r;
+}
+
+// Every launch call's start per thread, sorted: which launches lie between a range and a launch.
+using LaunchesByThread = std::unordered_map<uint32_t, std::vector<int64_t>>;
+LaunchesByThread launches_by_thread(const RankTimeline& tl) {
+  LaunchesByThread out;
+  const auto& k = tl.kernels;
+  for (size_t i = 0; i < k.size(); ++i)
+    if (k.launch[i] != ranks::kNoTime) out[k.launch_tid[i]].push_back(k.launch[i]);
+  for (const auto& u : tl.unmatched_launches) out[u.tid].push_back(u.start);
+  for (auto& [tid, v] : out) std::sort(v.begin(), v.end());
+  return out;
+}
+
 // The collective API call that issued a kernel launched at [ls, le] on a thread: the innermost
-// NCCL range around the launch; for a group, the last collective call inside ncclGroupStart/End.
-const NcclRange* range_of_launch(const RangesByThread& ranges, uint32_t tid, int64_t ls, int64_t le) {
+// NCCL range around the launch. NCCL does not promise the launch lies inside its API range (a
+// call may only enqueue; the launch follows when the call or its group returns), so a range that
+// holds no launch of its own owns the thread's first launch after it, when nothing else was
+// launched on the thread in between. A range that holds a launch owns only that one: the launch
+// after it (a compute kernel waiting on the collective) is not NCCL's.
+const NcclRange* range_of_launch(const RangesByThread& ranges, const LaunchesByThread& launches, uint32_t tid,
+                                 int64_t ls, int64_t le) {
   auto it = ranges.find(tid);
   if (it == ranges.end()) return nullptr;
   const auto& v = it->second;
@@ -71,24 +99,32 @@ const NcclRange* range_of_launch(const RangesByThread& ranges, uint32_t tid, int
   for (auto r = ub; r != v.begin();) {
     --r;
     if (r->end < le) continue;
-    if (r->api != NcclApi::GroupEnd && r->api != NcclApi::GroupStart) return &*r;
-    for (auto q = r; q != v.begin();) {  // walk back through the group
-      --q;
-      if (q->api == NcclApi::GroupStart) break;
-      if (collective_of_api(q->api) != CollectiveType::Unknown) return &*q;
-    }
-    return &*r;
+    return call_of_range(v, r);
   }
-  return nullptr;
+  // No range holds it: the latest range that ended at or before the launch on this thread.
+  auto before = v.end();
+  for (auto r = ub; r != v.begin();) {
+    --r;
+    if (r->end <= ls && (before == v.end() || r->end > before->end)) before = r;
+  }
+  if (before == v.end()) return nullptr;
+  auto lt = launches.find(tid);
+  if (lt != launches.end()) {  // any launch in [range start, ls) other than this one: not its range
+    const auto& l = lt->second;
+    auto lo = std::lower_bound(l.begin(), l.end(), before->start);
+    if (lo != l.end() && *lo < ls) return nullptr;
+  }
+  return call_of_range(v, before);
 }
-uint32_t api_of_launch(const RangesByThread& ranges, uint32_t tid, int64_t ls, int64_t le) {
-  const NcclRange* r = range_of_launch(ranges, tid, ls, le);
+uint32_t api_of_launch(const RangesByThread& ranges, const LaunchesByThread& launches, uint32_t tid, int64_t ls,
+                       int64_t le) {
+  const NcclRange* r = range_of_launch(ranges, launches, tid, ls, le);
   return r ? r->name : kNoName;
 }
 
 // Each NCCL kernel's API range, and its payload's message size and communicator id where the
 // export has them (kernels get the columns only then).
-void link_launches(RankTimeline& tl, const RangesByThread& ranges) {
+void link_launches(RankTimeline& tl, const RangesByThread& ranges, const LaunchesByThread& launches) {
   auto& k = tl.kernels;
   const auto& n = tl.nvtx;
   const bool payloads = !n.payload_bytes.empty();
@@ -99,7 +135,7 @@ void link_launches(RankTimeline& tl, const RangesByThread& ranges) {
     if (!k.is_nccl[i]) continue;
     const NcclRange* r = k.launch[i] == ranks::kNoTime
                              ? nullptr
-                             : range_of_launch(ranges, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
+                             : range_of_launch(ranges, launches, k.launch_tid[i], k.launch[i], k.launch[i] + k.launch_dur[i]);
     if (r) k.nccl_api[i] = r->name;
     if (r && payloads) k.nccl_bytes[i] = n.payload_bytes[r->index], k.nccl_comm[i] = n.payload_comm[r->index];
     if (meta) {  // the kernel's own metadata, where the profile has it, is the surer source
@@ -115,13 +151,15 @@ void link_launches(RankTimeline& tl, const RangesByThread& ranges) {
       tl.nccl_launch_apis.push_back(call);
 }
 
-void classify_unmatched(RankTimeline& tl, const RangesByThread& ranges) {
+void classify_unmatched(RankTimeline& tl, const RangesByThread& ranges, const LaunchesByThread& launches) {
   tl.pending_nccl.clear(), tl.unfinished_launches.clear();
-  const bool labeled = !ranges.empty();  // with NCCL ranges, a launch outside them is not NCCL's
+  // A launch no NCCL range owns may still be NCCL's: nothing promises NCCL's ranges are traced
+  // around every call (NCCL_NVTX_DISABLE, an NVTX filter, a version that opens them elsewhere).
+  // Those launches go to the sequence inference, used when no range-owned launch is pending.
   for (const auto& u : tl.unmatched_launches) {
-    if (const uint32_t api = api_of_launch(ranges, u.tid, u.start, u.end); api != kNoName)
+    if (const uint32_t api = api_of_launch(ranges, launches, u.tid, u.start, u.end); api != kNoName)
       tl.pending_nccl.push_back({u.start, api});
-    else if (!labeled && tl.names.str(u.call).find("HostFunc") == std::string::npos)  // callbacks have no kernel
+    else if (tl.names.str(u.call).find("HostFunc") == std::string::npos)  // callbacks have no kernel
       tl.unfinished_launches.push_back({u.start, u.call});
   }
   // No launch matched a kernel (kernel correlationIds NULL): no sequence to place them in.
@@ -135,8 +173,9 @@ void classify_unmatched(RankTimeline& tl, const RangesByThread& ranges) {
 void annotate_nccl(RankTimeline& tl) {
   mark_kernels(tl);
   const RangesByThread ranges = mark_ranges(tl);
-  link_launches(tl, ranges);
-  classify_unmatched(tl, ranges);
+  const LaunchesByThread launches = launches_by_thread(tl);
+  link_launches(tl, ranges, launches);
+  classify_unmatched(tl, ranges, launches);
   tl.nccl_annotated = true;
 }
 

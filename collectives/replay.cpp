@@ -3,6 +3,7 @@
 #include "collectives/bandwidth.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "ranks/sat_math.hpp"
 
@@ -127,6 +128,23 @@ double replay_op(const std::vector<MemberOps>& members, size_t k, const ClockSol
   return double(t.transfer);
 }
 
+// The iteration of a member's op n that has no kernel (blocked: never completed), from how many
+// ops the communicator runs per iteration: P = the most ops it ran in one iteration before the
+// last (whose ops a cut-off capture or an inferred period may have folded together), and op n is
+// in the iteration of op 0 plus n / P. NCCL runs a communicator's ops in order and a training step
+// issues the same ones each time, so the count places it; its last completed op's iteration would
+// lag by one when the op opens an iteration. -1 when fewer than two iterations are seen.
+int32_t iteration_by_count(const std::vector<CollectiveOp>& ops, size_t n) {
+  if (ops.empty() || ops.front().iteration < 0 || ops.back().iteration <= ops.front().iteration) return -1;
+  std::map<int32_t, size_t> per;
+  for (const auto& o : ops) per[o.iteration]++;
+  size_t p = 0;
+  for (const auto& [it, count] : per)
+    if (it != ops.back().iteration) p = std::max(p, count);
+  if (p == 0) return -1;
+  return ops.front().iteration + int32_t(n / p);
+}
+
 // Op n, the first not every member completed: who reached it (completed or launched it), when,
 // and in which iteration. `reached_at`: the last arrival of the members that reached it.
 Desync reached(const std::vector<MemberOps>& members, size_t n, const ClockSolution& clocks, int64_t& reached_at) {
@@ -144,11 +162,12 @@ Desync reached(const std::vector<MemberOps>& members, size_t n, const ClockSolut
       d.blocked_ranks.push_back(m.rank);
     }
   }
-  if (d.iteration < 0)  // only blocked members: their last completed op's iteration
-    for (const auto& m : members)
-      if (m.pending_next && !m.ops.empty() && m.ops.back().iteration >= 0 &&
-          (d.iteration < 0 || m.ops.back().iteration < d.iteration))
-        d.iteration = m.ops.back().iteration;
+  if (d.iteration < 0)  // only blocked members: count the op's place in the communicator's period
+    for (const auto& m : members) {
+      if (!m.pending_next || m.ops.size() != n) continue;
+      const int32_t it = iteration_by_count(m.ops, n);
+      if (it >= 0 && (d.iteration < 0 || it < d.iteration)) d.iteration = it;
+    }
   return d;
 }
 

@@ -17,7 +17,7 @@ namespace c = collectives;
 template <>
 struct Wire<DesyncRow> {
   static void fields(auto& ar, auto& d) {
-    ar(d.communicator, d.comm, d.type, d.seq, d.missing_ranks, d.blocked_ranks, d.root_cause, d.group_seq, d.iteration);
+    ar(d.communicator, d.comm, d.type, d.seq, d.missing_ranks, d.blocked_ranks, d.root_cause, d.group_seq, d.iteration, d.crashed_ranks);
   }
 };
 template <>
@@ -49,6 +49,7 @@ DesyncRow row_of(const CommSummary& cs, uint32_t ci, const c::Desync& d) {
   DesyncRow r;
   r.communicator = cs.name, r.comm = int32_t(ci), r.type = d.type, r.seq = int64_t(d.seq);
   r.missing_ranks = d.missing_ranks, r.blocked_ranks = d.blocked_ranks, r.iteration = d.iteration;
+  r.crashed_ranks = d.crashed_ranks;
   return r;
 }
 

@@ -99,6 +99,25 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
 
+// How the ranks that stopped by themselves stopped: crashed (capture ended first, the others
+// stayed blocked) or stopped while their capture went on (a hang); in which iteration; and how
+// many ranks were left waiting (in the op itself or further down the chain).
+std::string how_stopped(const std::vector<DesyncRow>& desync) {
+  std::set<int> crashed, blocked;
+  int iteration = -1;
+  for (const auto& d : desync) {
+    crashed.insert(d.crashed_ranks.begin(), d.crashed_ranks.end());
+    blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
+    if (d.root_cause && d.iteration >= 0 && (iteration < 0 || d.iteration < iteration)) iteration = d.iteration;
+  }
+  std::string out = crashed.empty() ? ": it stopped while its capture went on (a hang)"
+                                    : fmt::format(": {} crashed (its capture ended first, the others stayed blocked)",
+                                                  crashed.size() == 1 ? "it" : "they");
+  if (iteration >= 0) out += fmt::format(" in iteration {}", iteration);
+  if (!blocked.empty()) out += fmt::format("; {} left waiting", plural(blocked.size(), "rank"));
+  return out;
+}
+
 // The verdict line: what was found, and over how much evidence.
 void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed) {
   const auto& v = x.verdict;
@@ -126,7 +145,7 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed)
         }
       const std::string who = fmt::format("{}", fmt::join(stopped, ", "));
       if (!stopped.empty())
-        found.push_back(fmt::format("desync of {} {}", stopped.size() == 1 ? "rank" : "ranks", who));
+        found.push_back(fmt::format("desync of {} {}{}", stopped.size() == 1 ? "rank" : "ranks", who, how_stopped(x.desync)));
       else  // every missing rank waits in another op: the one that stopped was not among those read
         found.push_back(in_failed ? "desync: the rank that stopped is not among the profiles read (see the failures)"
                                   : "desync: every missing rank is blocked elsewhere");
@@ -205,9 +224,11 @@ void print_findings(std::ostream& os, const CrossRankResults& x, const char* ste
   for (const auto& d : x.desync) {
     const std::string miss = fmt::format("{}", fmt::join(d.missing_ranks, ", "));
     const std::string blocked = fmt::format("{}", fmt::join(d.blocked_ranks, ", "));
-    os << fmt::format("  {} {} op {} ({}): never reached by {} {}{}\n", d.root_cause ? "DESYNC" : "desync (blocked elsewhere)",
+    const std::string crashed = d.crashed_ranks.empty() ? "" : fmt::format(" (crashed: {})", fmt::join(d.crashed_ranks, ", "));
+    os << fmt::format("  {} {} op {} ({}{}): never reached by {} {}{}{}\n", d.root_cause ? "DESYNC" : "desync (blocked elsewhere)",
                       d.communicator, d.seq, collectives::collective_name(d.type),
-                      d.missing_ranks.size() == 1 ? "rank" : "ranks", miss,
+                      d.iteration >= 0 ? fmt::format(", iteration {}", d.iteration) : "",
+                      d.missing_ranks.size() == 1 ? "rank" : "ranks", miss, crashed,
                       blocked.empty() ? "" : "; waiting in it: " + blocked);
   }
   for (const auto& cp : v.change_points) {

@@ -427,7 +427,9 @@ TEST(Fixture, LaunchesWithoutKernelsWithAndWithoutNcclRanges) {
   const auto& without = tls[0].pid == 1 ? tls[1] : tls[0];
   ASSERT_EQ(with.pending_nccl.size(), 1u);
   EXPECT_EQ(with.pending_nccl[0].launch, 5000);
-  EXPECT_TRUE(with.unfinished_launches.empty());
+  // The launch no NCCL range owns stays for the sequence inference (ranges may miss a launch).
+  ASSERT_EQ(with.unfinished_launches.size(), 1u);
+  EXPECT_EQ(with.unfinished_launches[0].launch, 4000);
   EXPECT_TRUE(without.pending_nccl.empty());
   ASSERT_EQ(without.unfinished_launches.size(), 2u);  // in time order, the host callback left out
   EXPECT_EQ(without.unfinished_launches[0].launch, 4000);
@@ -436,4 +438,36 @@ TEST(Fixture, LaunchesWithoutKernelsWithAndWithoutNcclRanges) {
   EXPECT_EQ(without.names.str(without.unfinished_launches[1].api), "cuLaunchKernelEx");
   ASSERT_EQ(without.nccl_launch_apis.size(), 1u);
   EXPECT_EQ(without.names.str(without.nccl_launch_apis[0]), "cuLaunchKernelEx");
+}
+
+// NCCL does not promise its launch lies inside the API range (foreign crash_blocked: the launch
+// follows ncclAllReduce's range). A range holding no launch owns the thread's next launch when
+// nothing else was launched in between; a range holding its own launch owns nothing after it.
+TEST(Fixture, AnNcclRangeOwnsTheLaunchRightAfterIt) {
+  TempDir t;
+  const auto path = t.file("a.sqlite");
+  {
+    NsysFixture f(path);
+    f.kernel(1, 0, 13, 2100, 3000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 11);
+    f.kernel(1, 0, 7, 3100, 3900, "gemm", 12);
+    f.runtime(1, 1, 260, 270, "cuLaunchKernelEx", 11);        // after a range that holds no launch
+    f.runtime(1, 1, 300, 310, "cudaLaunchKernel_v7000", 12);  // after the same range: not its
+    f.runtime(1, 1, 5000, 5010, "cuLaunchKernelEx", 13);      // never completed, right after a range
+    f.runtime(1, 1, 7000, 7010, "cuLaunchKernelEx", 14);      // never completed, a range holds its own
+    f.runtime(1, 1, 7100, 7110, "cudaLaunchKernel_v7000", 15);  // after that range: not NCCL's
+    f.range(1, 1, 150, 250, "ncclAllReduce", 1);
+    f.range(1, 1, 4950, 4990, "ncclAllReduce", 1);
+    f.range(1, 1, 6950, 7050, "ncclAllReduce", 1);
+  }
+  auto tls = read_annotated(path);
+  ASSERT_EQ(tls.size(), 1u);
+  const auto& tl = tls[0];
+  ASSERT_EQ(tl.pending_nccl.size(), 2u);
+  EXPECT_EQ(tl.pending_nccl[0].launch, 5000);
+  EXPECT_EQ(tl.pending_nccl[1].launch, 7000);
+  ASSERT_EQ(tl.unfinished_launches.size(), 1u);
+  EXPECT_EQ(tl.unfinished_launches[0].launch, 7100);
+  const auto& k = tl.kernels;
+  for (size_t i = 0; i < k.size(); ++i)  // the completed NCCL kernel gets the range's call
+    if (k.is_nccl[i]) EXPECT_EQ(tl.names.str(k.nccl_api[i]), "ncclAllReduce");
 }

@@ -208,7 +208,13 @@ const Table<DesyncRow>& desync_table() {
        col("root_cause", &D::root_cause)
            .doc("1: some missing rank is blocked nowhere else (it stopped by itself); 0: the missing ranks are "
                 "themselves blocked in another collective"),
-       col("group_seq", &D::group_seq, "", "pipeline link pp-N:s-t: the op's number over all links of pp-N; -1 otherwise")}};
+       col("group_seq", &D::group_seq, "", "pipeline link pp-N:s-t: the op's number over all links of pp-N; -1 otherwise"),
+       col("iteration", &D::iteration)
+           .doc("iteration (0 = the first in the capture) in which the op was reached or waited in; -1 unknown")
+           .added(),
+       col("crashed_ranks", &D::crashed_ranks)
+           .doc("of missing_ranks: those whose capture ended first while the others stayed blocked (a crash)")
+           .added()}};
   return t;
 }
 

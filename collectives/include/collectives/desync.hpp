@@ -18,6 +18,8 @@ struct DesyncRow {
   CollectiveType type = CollectiveType::Unknown;
   int64_t seq = 0;
   std::vector<int32_t> missing_ranks, blocked_ranks;
+  // Of missing_ranks: those whose capture ended first while the others stayed blocked (a crash).
+  std::vector<int32_t> crashed_ranks;
   bool root_cause = false;  // some missing rank is blocked nowhere else: it stopped by itself
   // seq counts this communicator's ops. For a pipeline link, group_seq is the op's number in the
   // p2p sequence of the whole pipeline group as the first missing rank issues it (its p2p ops on

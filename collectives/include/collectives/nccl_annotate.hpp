@@ -17,10 +17,10 @@ namespace collectives {
 //  * kernels.nccl_api: the NCCL API call that issued each NCCL kernel: the innermost NCCL range
 //    around its launch on the launching thread; for a group, the last collective call inside
 //    ncclGroupStart/End;
-//  * pending_nccl: launches without a kernel record inside an NCCL range (a rank blocked in a
-//    collective); unfinished_launches: the other launches without a kernel record (host callbacks
-//    excepted), kept only for processes without NCCL ranges, where nothing labels a launch as
-//    NCCL's (pending_ops infers that from the launch sequence);
+//  * pending_nccl: launches without a kernel record that an NCCL range owns (inside it, or the
+//    first launch after a range holding none; a rank blocked in a collective); unfinished_launches:
+//    the other launches without a kernel record (host callbacks excepted), for pending_ops to
+//    place by the launch sequence when no range owns a pending launch;
 //  * nccl_launch_apis: the launch calls that issued completed NCCL kernels.
 void annotate_nccl(ranks::RankTimeline& tl);
 

@@ -170,16 +170,17 @@ struct RankTimeline {
   // Set by the pass once it has filled every annotation column; compute_metrics refuses a timeline
   // without it (the annotation columns would be missing or stale).
   bool nccl_annotated = false;
-  // NCCL kernels that were launched (inside an NCCL API range) but never completed in the
-  // capture: a rank blocked in a collective that some peer never joined (hang).
+  // NCCL kernels that were launched (inside an NCCL API range, or the first launch after a range
+  // that holds none) but never completed in the capture: a rank blocked in a collective that some
+  // peer never joined (hang).
   struct PendingNccl {
     int64_t launch = 0;
     uint32_t api = kNoName;
   };
   std::vector<PendingNccl> pending_nccl;
-  // Kernel launch calls (runtime/driver rows) with no kernel record, kept only for processes
-  // without NCCL NVTX ranges (NCCL_NVTX_DISABLE=1, NVTX not traced), where nothing labels a
-  // launch as NCCL's: collectives::pending_ops infers that from the launch sequence.
+  // The other kernel launch calls (runtime/driver rows) with no kernel record, which no NCCL range
+  // labels: collectives::pending_ops infers from the launch sequence whether one was NCCL's (used
+  // when pending_nccl is empty: NCCL_NVTX_DISABLE=1, NVTX not traced, ranges that miss the launch).
   struct UnfinishedLaunch {
     int64_t launch = 0;
     uint32_t api = kNoName;  // name of the launch call (cuLaunchKernelEx, cudaLaunchKernel_v7000, ...)
