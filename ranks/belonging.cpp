@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "common/text.hpp"
@@ -53,23 +54,44 @@ std::vector<std::string> time_problems(const Discovery& d, const std::vector<Fou
                       groups.size(), parts, groups.size() > 4 ? "; ..." : "")};
 }
 
-// Two files' processes on one host and CUDA device.
+// The physical GPU of each process, as far as the profiles can tell ("" unknown): its PCI bus id
+// where the export has one; else its CUDA ordinal, but only on a host whose ranks show several
+// distinct ordinals (processes that see every GPU of the host, so an ordinal names one GPU there).
+// A host where every rank is device 0 is the common CUDA_VISIBLE_DEVICES-per-rank job (Slurm's
+// --gpus-per-task): there the ordinal says nothing about which GPU.
+std::vector<std::string> gpu_keys(const std::vector<FoundProcess>& found, const std::vector<int>& rank) {
+  std::map<std::string, std::set<int>> ordinals;  // host -> ordinals of its ranks without a bus id
+  for (size_t i = 0; i < found.size(); ++i)
+    if (rank[i] >= 0 && found[i].gpu_bus.empty() && found[i].device >= 0) ordinals[found[i].host].insert(found[i].device);
+  std::vector<std::string> key(found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (rank[i] < 0 || found[i].host.empty()) continue;
+    if (!found[i].gpu_bus.empty()) key[i] = "bus " + found[i].gpu_bus;
+    else if (found[i].device >= 0 && ordinals[found[i].host].size() > 1) key[i] = "ordinal " + std::to_string(found[i].device);
+  }
+  return key;
+}
+
+// Two files' processes on one host and one physical GPU (gpu_keys).
 std::vector<std::string> device_problems(const Discovery& d, const std::vector<FoundProcess>& found, const std::vector<int>& rank) {
-  std::map<std::pair<std::string, int>, size_t> first;  // (host, device) -> its first process
+  const auto key = gpu_keys(found, rank);
+  std::map<std::pair<std::string, std::string>, size_t> first;  // (host, GPU key) -> its first process
   std::vector<std::string> out;
   size_t more = 0;
   for (size_t i = 0; i < found.size(); ++i) {
-    if (rank[i] < 0 || found[i].host.empty() || found[i].device < 0) continue;
-    const auto [it, fresh] = first.emplace(std::make_pair(found[i].host, found[i].device), i);
+    if (key[i].empty()) continue;
+    const auto [it, fresh] = first.emplace(std::make_pair(found[i].host, key[i]), i);
     if (fresh || found[it->second].file == found[i].file) continue;
     if (out.size() >= 3) {
       ++more;
       continue;
     }
+    const std::string gpu = found[i].gpu_bus.empty() ? std::to_string(found[i].device)
+                                                     : fmt::format("{} (PCI bus {})", found[i].device, common::printable(found[i].gpu_bus));
     out.push_back(fmt::format("{} and {}: both hold a rank on host {} GPU {} (ranks {} and {}): two runs in one "
                               "folder, or two ranks sharing a GPU",
                               common::printable(d.files[found[it->second].file].path), common::printable(d.files[found[i].file].path),
-                              common::printable(found[i].host), found[i].device, rank[it->second], rank[i]));
+                              common::printable(found[i].host), gpu, rank[it->second], rank[i]));
   }
   if (more) out.push_back(fmt::format("{} more GPUs claimed twice", more));
   return out;

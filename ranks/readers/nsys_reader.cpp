@@ -16,6 +16,7 @@
 #include "common/text.hpp"
 #include "ranks/nsys_reader.hpp"
 #include "ranks/cuda_api.hpp"
+#include "gpu_identity.hpp"
 #include "nvtx_payload.hpp"
 #include "sqlite_db.hpp"
 #include "timeline_sort.hpp"
@@ -538,6 +539,7 @@ class Reader {
 
   std::vector<RankTimeline> finish() {
     std::vector<RankTimeline> out;
+    const detail::GpuIdentities gpus(db_);
     for (auto& p : procs_) {
       auto& tl = p.tl;
       tl.file = db_.path();
@@ -549,6 +551,7 @@ class Reader {
       // Device ids outside int are no CUDA ordinal: unknown (-1), said once.
       tl.device = dev->first >= 0 && dev->first <= INT32_MAX ? int(dev->first) : -1;
       tl.gpu_name = gpu_name(tl.device);
+      tl.gpu_bus = gpus.bus_of(tl.pid, tl.device);
       if (tl.device < 0)
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran its kernels on device id " +
                               std::to_string(dev->first) + ", which is no CUDA device ordinal: device unknown");

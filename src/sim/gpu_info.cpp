@@ -1,5 +1,7 @@
 #include "gpu_info.hpp"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <stdexcept>
 
@@ -55,15 +57,18 @@ CREATE TABLE TARGET_INFO_GPU (
 )SQL";
 }  // namespace
 
-void write_gpu_info(sqlite3* db, const std::vector<int>& devices, const std::string& name, int64_t& rows) {
+void write_gpu_info(sqlite3* db, const std::vector<std::pair<int, int>>& devices, const std::string& name, int64_t& rows) {
   if (sqlite3_exec(db, kGpuDdl, nullptr, nullptr, nullptr) != SQLITE_OK)
     throw std::runtime_error(std::string("TARGET_INFO_GPU: ") + sqlite3_errmsg(db));
   Insert g(db, "TARGET_INFO_GPU", {{"vmId", "1"}, {"id", ":i"}, {"name", ":n"}, {"busLocation", ":b"}, {"isDiscrete", "1"},
-                                    {"totalMemory", "85520809984"}, {"smCount", "132"}, {"cuDevice", ":i"}});
-  for (int d : std::set<int>(devices.begin(), devices.end())) {
-    g.i(g.p(":i"), d);
+                                    {"totalMemory", "85520809984"}, {"smCount", "132"}, {"cuDevice", ":c"}});
+  // The bus follows the physical GPU, never the ordinal: with CUDA_VISIBLE_DEVICES per rank every
+  // rank's GPU is device 0, yet each sits on its own bus (what the analyser's identity reads).
+  for (const auto& [ordinal, physical] : std::set<std::pair<int, int>>(devices.begin(), devices.end())) {
+    g.i(g.p(":i"), physical);
+    g.i(g.p(":c"), ordinal);
     g.t(g.p(":n"), name);
-    g.t(g.p(":b"), "0000:" + std::to_string(0x18 + 0x10 * d) + ":00.0");
+    g.t(g.p(":b"), fmt::format("0000:{:02x}:00.0", 0x18 + 0x10 * physical));
     g.run();
   }
   rows += g.rows;

@@ -250,8 +250,8 @@ void write_metadata(sqlite3* db, const Ctx& c, const FileSpec& f, int64_t stop, 
   write_export_meta(db, c, f, rows);
   write_target_info(db, c, f, stop, rows);
   if (!c.sim.opt.gpu_name.empty() && c.sim.opt.schema30) {
-    std::vector<int> devices;
-    for (int r : f.ranks) devices.push_back(c.cv.device[r]);
+    std::vector<std::pair<int, int>> devices;
+    for (int r : f.ranks) devices.push_back({c.cv.device[r], local_rank_of(c.sim, r)});
     write_gpu_info(db, devices, c.sim.opt.gpu_name, rows);
   }
   write_strings(db, c, rows);

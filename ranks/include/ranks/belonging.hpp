@@ -5,8 +5,12 @@
 //  * its ranks run at the same time: their capture windows on the wall clock overlap (hosts' NTP
 //    skew is milliseconds; a job's captures last seconds or more), or lie within
 //    kMaxHostClockErrorNs of each other (a host clock far off, which its collectives then align);
-//  * one GPU runs one rank: two processes of different files on the same host and CUDA device are
-//    two runs (or a GPU shared, which is then worth saying).
+//  * one GPU runs one rank: two processes of different files on the same host and physical GPU are
+//    two runs (or a GPU shared, which is then worth saying). The physical GPU is its PCI bus id
+//    where the export records one (TARGET_INFO_GPU / TARGET_INFO_CUDA_DEVICE); a CUDA ordinal is
+//    per process, so without a bus id two ranks' ordinals are compared only on a host whose ranks
+//    show several distinct ordinals (processes that see all its GPUs). Every rank on device 0
+//    (CUDA_VISIBLE_DEVICES per rank) is the common case and says nothing (issue 37).
 #pragma once
 #include <cstdint>
 #include <string>

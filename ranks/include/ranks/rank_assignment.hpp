@@ -34,6 +34,7 @@ struct FoundProcess {
   int64_t kernels = 0;   // kernels it ran
   int64_t nccl = 0;      // NCCL kernels it ran or launched (completed or not)
   std::string host = {};  // as its profile names it ("" unknown)
+  std::string gpu_bus = {};  // RankTimeline::gpu_bus: the physical GPU ("" unknown)
   int64_t wall_start = 0, wall_end = 0;  // its capture on the wall clock (UTC ns; 0: unknown)
   int claimed_rank = -1;  // the rank its profile's content names (RankTimeline::claimed_rank), -1: none
   int claimed_world = -1;  // the job's size its content names (RankTimeline::claimed_world), -1: none

@@ -144,6 +144,9 @@ struct RankTimeline {
   std::string host;         // TARGET_INFO_SYSTEM_ENV Hostname ("" if absent)
   int device = -1;          // CUDA ordinal seen by the process
   std::string gpu_name;     // the driver's name of its GPU (TARGET_INFO_GPU), "" when the export has none
+  // Its GPU's PCI bus location ("0000:45:00.0"; "uuid:..." where only the UUID is known), "" when
+  // the export does not say: the ordinal is per process, this is the physical GPU.
+  std::string gpu_bus;
   int64_t pid = -1;
   ProfileSource source;          // the format and version of the file it was read from
   int64_t utc_epoch_ns = 0;     // wall clock at t = 0 (0 if unknown)
