@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace straggler::compare {
@@ -34,29 +35,99 @@ std::string change_of(const KernelDelta& d, double ratio) {
   return "unchanged";
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Per rank own work: time less waiting (ranks without the name: 0).
+std::vector<double> own_work(const RunDigest::Kernel& k, size_t n) {
+  std::vector<double> o(n, 0.0);
+  for (size_t r = 0; r < n && r < k.ms.size(); ++r) o[r] = k.ms[r] - (r < k.wait.size() ? k.wait[r] : 0.0);
+  return o;
+}
+
+// The change of an NCCL kernel's own work, its transfer estimate (digest_waits). That estimate is
+// the least time per launch any member spends, which in a healthy run still holds waits every
+// member does (a pipeline's bubbles); when a straggler makes its peers wait, those waits move to
+// them and the estimate falls with no transfer getting faster. So only a rise counts (slower
+// transfers: a slow link), a fall is taken as no change.
+double own_change(bool nccl, double good_own, double bad_own) {
+  return nccl ? std::max(0.0, bad_own - good_own) : bad_own - good_own;
+}
+
+// The paired change of own work on the rank where it is largest, against the spread of every
+// rank's change (1.4826 x MAD: one slow rank among many does not widen it). A GEMM 1.3x slower on
+// one rank of 16 moves the mean over ranks by 1/16 of that; the job waits for all of it.
+bool rank_change(const std::vector<double>& delta, const std::vector<double>& good_own, const RunDigest& good,
+                 const CompareOptions& opt, KernelDelta& d) {
+  if (good.rank_ids.size() != delta.size() || delta.empty()) return false;
+  std::vector<double> dev(delta.size());
+  size_t at = 0;
+  for (size_t r = 0; r < delta.size(); ++r)
+    if (std::abs(delta[r]) > std::abs(delta[at])) at = r;
+  const double mid = median(delta);
+  for (size_t r = 0; r < delta.size(); ++r) dev[r] = std::abs(delta[r] - mid);
+  const double noise =
+      std::max({opt.noise_z * 1.4826 * median(dev), opt.min_relative * good_own[at], opt.min_step_share * good.step_ms});
+  if (std::abs(delta[at]) <= noise) return false;
+  d.own_delta_ms = delta[at], d.own_rank = good.rank_ids[at], d.noise_ms = noise;
+  return true;
+}
+
+double mean_of(const std::vector<double>& v, int32_t ranks) { return moments(v, ranks).mean; }
+
+// The change as change_of() names it, of one rank's own work (its launches and time less waiting).
+std::string rank_change_of(const RunDigest::Kernel& g, const RunDigest::Kernel& b, const RunDigest& good, int32_t rank, double ratio) {
+  const size_t at = size_t(std::find(good.rank_ids.begin(), good.rank_ids.end(), rank) - good.rank_ids.begin());
+  auto get = [&](const std::vector<double>& v) { return at < v.size() ? v[at] : 0.0; };
+  KernelDelta one;
+  one.good_count = get(g.count), one.bad_count = get(b.count);
+  one.good_ms = get(g.ms) - get(g.wait), one.bad_ms = get(b.ms) - get(b.wait);
+  return change_of(one, ratio);
+}
+
+KernelDelta kernel_delta(const std::string& name, const RunDigest& good, const RunDigest& bad, const CompareOptions& opt) {
+  static const RunDigest::Kernel none;
+  const auto& g = good.kernels.count(name) ? good.kernels.at(name) : none;
+  const auto& b = bad.kernels.count(name) ? bad.kernels.at(name) : none;
+  KernelDelta d;
+  d.name = name, d.nccl = g.nccl | b.nccl;
+  d.good_count = mean_of(g.count, good.ranks), d.bad_count = mean_of(b.count, bad.ranks);
+  d.good_ms = mean_of(g.ms, good.ranks), d.bad_ms = mean_of(b.ms, bad.ranks), d.delta_ms = d.bad_ms - d.good_ms;
+  d.good_wait_ms = mean_of(g.wait, good.ranks), d.bad_wait_ms = mean_of(b.wait, bad.ranks);
+  if (d.nccl && d.bad_wait_ms > d.good_wait_ms) d.waiting_for = bad.waiting_for;
+  // The mean over ranks, against its standard error (the ranks' spread is the noise).
+  const auto go = own_work(g, size_t(good.ranks)), bo = own_work(b, size_t(bad.ranks));
+  const Moments gm = moments(g.ms, good.ranks), bm = moments(b.ms, bad.ranks);
+  const double se = std::sqrt((gm.n ? gm.var / double(gm.n) : 0) + (bm.n ? bm.var / double(bm.n) : 0));
+  d.own_delta_ms = own_change(d.nccl, mean_of(go, good.ranks), mean_of(bo, bad.ranks));
+  d.noise_ms = std::max({opt.noise_z * se, opt.min_relative * mean_of(go, good.ranks), opt.min_step_share * good.step_ms});
+  d.significant = std::abs(d.own_delta_ms) > d.noise_ms;
+  if (good.rank_ids == bad.rank_ids) {  // the same ranks: paired rank by rank
+    std::vector<double> delta(good.rank_ids.size());
+    for (size_t r = 0; r < delta.size() && r < go.size() && r < bo.size(); ++r) delta[r] = own_change(d.nccl, go[r], bo[r]);
+    KernelDelta by_rank = d;
+    if (rank_change(delta, go, good, opt, by_rank) && (!d.significant || std::abs(by_rank.own_delta_ms) > std::abs(d.own_delta_ms)))
+      d = by_rank, d.significant = 1;
+  }
+  d.change = change_of(d, opt.ratio);
+  if (d.own_rank >= 0) d.change = rank_change_of(g, b, good, d.own_rank, opt.ratio);
+  return d;
+}
+
 std::vector<KernelDelta> kernel_deltas(const RunDigest& good, const RunDigest& bad, const CompareOptions& opt) {
   std::set<std::string> names;
   for (const auto& [n, k] : good.kernels) names.insert(n);
   for (const auto& [n, k] : bad.kernels) names.insert(n);
-  static const RunDigest::Kernel none;
   std::vector<KernelDelta> out;
-  for (const auto& name : names) {
-    const auto g = good.kernels.count(name) ? good.kernels.at(name) : none;
-    const auto b = bad.kernels.count(name) ? bad.kernels.at(name) : none;
-    KernelDelta d;
-    d.name = name, d.nccl = g.nccl | b.nccl;
-    const Moments gm = moments(g.ms, good.ranks), bm = moments(b.ms, bad.ranks);
-    d.good_count = moments(g.count, good.ranks).mean, d.bad_count = moments(b.count, bad.ranks).mean;
-    d.good_ms = gm.mean, d.bad_ms = bm.mean, d.delta_ms = bm.mean - gm.mean;
-    const double se = std::sqrt((gm.n ? gm.var / double(gm.n) : 0) + (bm.n ? bm.var / double(bm.n) : 0));
-    d.noise_ms = std::max({opt.noise_z * se, opt.min_relative * gm.mean, opt.min_step_share * good.step_ms});
-    d.significant = std::abs(d.delta_ms) > d.noise_ms;
-    d.change = change_of(d, opt.ratio);
-    out.push_back(std::move(d));
-  }
+  for (const auto& name : names) out.push_back(kernel_delta(name, good, bad, opt));
+  // Own work first: a kernel whose time grew only by waiting never outranks the work it waited for.
   std::sort(out.begin(), out.end(), [](const KernelDelta& a, const KernelDelta& b) {
     if (a.significant != b.significant) return a.significant > b.significant;
-    return std::abs(a.delta_ms) != std::abs(b.delta_ms) ? std::abs(a.delta_ms) > std::abs(b.delta_ms) : a.name < b.name;
+    if (std::abs(a.own_delta_ms) != std::abs(b.own_delta_ms)) return std::abs(a.own_delta_ms) > std::abs(b.own_delta_ms);
+    return a.name < b.name;
   });
   return out;
 }
@@ -94,6 +165,18 @@ std::vector<ChangeRow> changes(const RunDigest& good, const RunDigest& bad) {
 }
 
 }  // namespace
+
+void digest_waits(RunDigest& d) {
+  for (auto& [name, k] : d.kernels) {
+    if (!k.nccl) continue;
+    double least = INFINITY;  // per launch
+    for (size_t r = 0; r < k.ms.size() && r < k.count.size(); ++r)
+      if (k.count[r] > 0) least = std::min(least, k.ms[r] / k.count[r]);
+    k.wait.assign(k.ms.size(), 0.0);
+    for (size_t r = 0; r < k.ms.size() && r < k.count.size(); ++r)
+      if (k.count[r] > 0) k.wait[r] = std::max(0.0, k.ms[r] - least * k.count[r]);
+  }
+}
 
 Comparison compare_runs(const RunDigest& good, const RunDigest& bad, const CompareOptions& opt) {
   Comparison c;

@@ -19,24 +19,39 @@ struct RunDigest {
   int64_t from_iteration = -1, to_iteration = -1;
   double mfu = -1;                             // over that window; < 0 unknown
   std::vector<analyses::WaterfallRow> waterfall;  // its last phase
-  // Per kernel name: per rank, count and ms per steady step (ranks without the name: 0).
+  // Per kernel name: per rank, count and ms per steady step (ranks without the name: 0); for an
+  // NCCL kernel, the part of ms spent waiting for the last member to arrive (digest_waits).
   struct Kernel {
     uint8_t nccl = 0;
-    std::vector<double> count, ms;
+    std::vector<double> count, ms, wait;
   };
   std::map<std::string, Kernel> kernels;
   int32_t ranks = 0;
+  std::vector<int32_t> rank_ids;  // the rank of each position in the per-rank vectors
+  int32_t waiting_for = -1;       // the rank its waits are most charged to (-1: none known)
   std::vector<std::pair<int32_t, std::string>> stragglers;             // rank, cause
   std::vector<std::pair<std::string, std::vector<int32_t>>> findings;  // finding, ranks
 };
 
 struct KernelDelta {
   std::string name, change;  // change: added, removed, more_frequent, fewer, slower, faster, unchanged
-  uint8_t nccl = 0, significant = 0;
+  uint8_t nccl = 0, significant = 0;  // significant: its own work changed beyond the noise
   double good_count = 0, bad_count = 0;  // per rank per step (mean over ranks)
-  double good_ms = 0, bad_ms = 0, delta_ms = 0;
-  double noise_ms = 0;  // the threshold |delta_ms| had to pass (options below)
+  double good_ms = 0, bad_ms = 0, delta_ms = 0;  // all its time, waiting included
+  double noise_ms = 0;  // the threshold |own_delta_ms| had to pass (options below)
+  // Its own work (its time less its waiting): the change on the rank where it changed most (the
+  // runs' ranks paired; own_rank) when that passes the noise, else the mean over ranks (own_rank -1).
+  double own_delta_ms = 0;
+  int32_t own_rank = -1;
+  // NCCL kernels: the part of its time spent waiting for the last member (mean over ranks), and the
+  // rank the bad run's waits are for.
+  double good_wait_ms = 0, bad_wait_ms = 0;
+  int32_t waiting_for = -1;
 };
+// Waits per rank per NCCL kernel name: its time beyond the least time per launch any rank spends
+// in that name, times its launches. The last member to arrive waits nothing, so that least is the
+// transfer; the rest of a member's time in the kernel is waiting for the last one.
+void digest_waits(RunDigest& d);
 
 struct WaterfallDelta {
   std::string part, label;

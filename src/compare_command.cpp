@@ -9,11 +9,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "analyses/kernel_names.hpp"
+#include "analyses/walls.hpp"
 #include "analyses/what_if.hpp"
 #include "collectives/nccl_annotate.hpp"
 #include "common/errors.hpp"
@@ -60,7 +63,13 @@ const tables::Table<KernelDelta>& kernels_table() {
       {col("name", &K::name), col("nccl", &K::nccl), col("change", &K::change, "", "added, removed, more_frequent, fewer, slower, faster, unchanged"),
        col("significant", &K::significant, "", "1: above the noise threshold"), col("good_count", &K::good_count),
        col("bad_count", &K::bad_count), col("good_ms", &K::good_ms, "ms"), col("bad_ms", &K::bad_ms, "ms"),
-       col("delta_ms", &K::delta_ms, "ms", "bad - good, per rank per step"), col("noise_ms", &K::noise_ms, "ms", "the threshold")},
+       col("delta_ms", &K::delta_ms, "ms", "bad - good, per rank per step, waiting included"),
+       col("noise_ms", &K::noise_ms, "ms", "the threshold own_delta_ms passed (significant) or did not"),
+       col("own_delta_ms", &K::own_delta_ms, "ms", "change of its own work (time less waiting): on own_rank, else the mean over ranks"),
+       col("own_rank", &K::own_rank, "", "the rank where its own work changed most (-1: the mean over ranks)"),
+       col("good_wait_ms", &K::good_wait_ms, "ms", "NCCL: waiting for the last member, per rank per step"),
+       col("bad_wait_ms", &K::bad_wait_ms, "ms", "NCCL: waiting for the last member, per rank per step"),
+       col("waiting_for", &K::waiting_for, "", "NCCL: the rank the bad run's waits are for (-1: none)")},
       nullptr};
   return t;
 }
@@ -97,12 +106,14 @@ std::string mfu_value(const Scan& scan) {
 struct SideRows {
   std::vector<int32_t> ranks;
   std::vector<analyses::KernelNameRow> kernels;
+  std::vector<analyses::RankWaiting> waiting;  // every rank's (replicated: no gathering)
 };
 
 SideRows own_rows(const Scan& scan) {
   SideRows r;
   for (const auto& row : scan.results.ranks) r.ranks.push_back(row.rank);
   r.kernels = analyses::kernel_name_rows(scan.analyses);
+  r.waiting = analyses::rank_waiting(scan.analyses);
   return r;
 }
 
@@ -122,7 +133,22 @@ SideRows gathered_rows(Transport& t, const Scan& scan) {
     all.kernels.insert(all.kernels.end(), rows.begin(), rows.end());
   }
   std::sort(all.ranks.begin(), all.ranks.end());
+  all.waiting = mine.waiting;
   return all;
+}
+
+// Each NCCL kernel's waits per rank (compare.hpp), and the rank the waits are charged to most
+// (/walls caused_wait_ms: root blame shares of the replay's waits, where one rank holds well beyond
+// an even share), else the first straggler.
+void add_waits(compare::RunDigest& d, const SideRows& rows) {
+  double total = 0;
+  for (const auto& w : rows.waiting) total += std::max(0.0, w.caused_wait_ms);
+  // As the walls report names them: well beyond an even share (docs/walls.md).
+  double most = total * std::max(0.1, 3.0 / double(std::max<size_t>(rows.waiting.size(), 1)));
+  for (const auto& w : rows.waiting)
+    if (w.caused_wait_ms >= most && w.caused_wait_ms > 0) most = w.caused_wait_ms, d.waiting_for = w.rank;
+  if (d.waiting_for < 0 && !d.stragglers.empty()) d.waiting_for = d.stragglers.front().first;
+  compare::digest_waits(d);
 }
 
 compare::RunDigest digest(const Scan& scan, const SideRows& rows, const std::string& shown) {
@@ -140,6 +166,7 @@ compare::RunDigest digest(const Scan& scan, const SideRows& rows, const std::str
   std::map<int32_t, size_t> index;  // rank -> position in the per-rank vectors
   for (int32_t r : rows.ranks) index.emplace(r, index.size());
   d.ranks = int32_t(index.size());
+  d.rank_ids = rows.ranks;
   for (const auto& k : rows.kernels) {
     if (!index.count(k.rank) || k.steps <= 0) continue;
     auto& e = d.kernels[k.name];
@@ -153,7 +180,20 @@ compare::RunDigest digest(const Scan& scan, const SideRows& rows, const std::str
     for (const auto& f : scan.cross->findings) by[ranks::finding_name(f.finding)].push_back(f.rank);
     for (auto& [what, rs] : by) d.findings.push_back({what, rs});
   }
+  for (auto& [name, k] : d.kernels) k.count.resize(index.size(), 0.0), k.ms.resize(index.size(), 0.0);
+  add_waits(d, rows);
   return d;
+}
+
+// NCCL kernels whose waiting changed by more than 0.1% of GOOD's step, largest change first.
+std::vector<const KernelDelta*> waiting_changes(const compare::Comparison& c, double good_step_ms) {
+  std::vector<const KernelDelta*> out;
+  for (const auto& k : c.kernels)
+    if (k.nccl && std::abs(k.bad_wait_ms - k.good_wait_ms) > compare::CompareOptions{}.min_step_share * good_step_ms) out.push_back(&k);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) {
+    return std::abs(a->bad_wait_ms - a->good_wait_ms) > std::abs(b->bad_wait_ms - b->good_wait_ms);
+  });
+  return out;
 }
 
 std::string summary_json(const compare::Comparison& c, const std::vector<compare::RunDigest>& runs) {
@@ -170,8 +210,14 @@ std::string summary_json(const compare::Comparison& c, const std::vector<compare
     if (!k.significant) break;
     j.begin_object().key("name").value(k.name).key("nccl").value(bool(k.nccl)).key("change").value(k.change);
     j.key("good_count").value(k.good_count).key("bad_count").value(k.bad_count).key("good_ms").value(k.good_ms);
-    j.key("bad_ms").value(k.bad_ms).key("delta_ms").value(k.delta_ms).key("noise_ms").value(k.noise_ms).end_object();
+    j.key("bad_ms").value(k.bad_ms).key("delta_ms").value(k.delta_ms).key("noise_ms").value(k.noise_ms);
+    j.key("own_delta_ms").value(k.own_delta_ms).key("own_rank").value(int64_t(k.own_rank));
+    j.key("good_wait_ms").value(k.good_wait_ms).key("bad_wait_ms").value(k.bad_wait_ms).key("waiting_for").value(int64_t(k.waiting_for)).end_object();
   }
+  j.end_array().key("waiting").begin_array();  // NCCL kernels whose waiting changed: not their own work
+  for (const auto& k : waiting_changes(c, runs[0].step_ms))
+    j.begin_object().key("name").value(k->name).key("good_wait_ms").value(k->good_wait_ms).key("bad_wait_ms").value(k->bad_wait_ms)
+        .key("waiting_for").value(int64_t(k->waiting_for)).end_object();
   j.end_array().key("waterfall").begin_array();
   for (const auto& w : c.waterfall)
     j.begin_object().key("part").value(w.part).key("label").value(w.label).key("good_ms").value(w.good_ms)
@@ -191,14 +237,23 @@ std::string report(const compare::Comparison& c, const std::vector<compare::RunD
                               runs[1].from_iteration, runs[1].to_iteration);
   s += fmt::format("  step {} -> {} ({:+.1f}%)", analyses::ms_text(c.good_step_ms), analyses::ms_text(c.bad_step_ms), 100 * (c.step_ratio - 1));
   if (c.good_mfu > 0 && c.bad_mfu > 0) s += fmt::format("; MFU {:.1f}% -> {:.1f}%", 100 * c.good_mfu, 100 * c.bad_mfu);
-  s += "\n  kernels (per rank per step; above the noise threshold):\n";
+  s += "\n  kernels (own work: time less waiting for a collective's last member; per rank per step; above the noise threshold):\n";
   size_t shown = 0;
   for (const auto& k : c.kernels) {
     if (!k.significant || shown++ >= 12) break;
-    s += fmt::format("    {:<14} {:+10.3f} ms  {:>9.3f} -> {:>9.3f} ms, {:.1f} -> {:.1f} launches  {}\n", k.change, k.delta_ms, k.good_ms,
-                     k.bad_ms, k.good_count, k.bad_count, common::printable(k.name.substr(0, 80)));
+    const std::string where = k.own_rank >= 0 ? fmt::format("on rank {}", k.own_rank) : "mean";
+    s += fmt::format("    {:<14} {:+10.3f} ms {:<12} ({:.3f} -> {:.3f} ms per rank, {:.1f} -> {:.1f} launches)  {}\n", k.change,
+                     k.own_delta_ms, where, k.good_ms, k.bad_ms, k.good_count, k.bad_count, common::printable(k.name.substr(0, 80)));
   }
   if (!shown) s += "    none\n";
+  const auto waits = waiting_changes(c, runs[0].step_ms);
+  if (!waits.empty()) s += "  waiting in collectives (not the kernels' own work; per rank per step):\n";
+  for (size_t i = 0; i < waits.size() && i < 5; ++i) {
+    const auto& k = *waits[i];
+    s += fmt::format("    {:+10.3f} ms  {:.3f} -> {:.3f} ms{}  {}\n", k.bad_wait_ms - k.good_wait_ms, k.good_wait_ms, k.bad_wait_ms,
+                     k.waiting_for >= 0 ? fmt::format(", waiting for rank {}", k.waiting_for) : "",
+                     common::printable(k.name.substr(0, 80)));
+  }
   s += "  where the step goes (good -> bad):\n";
   for (const auto& w : c.waterfall)
     s += fmt::format("    {:<40} {:>11} -> {:>11}  {:+.2f} ms\n", w.label, analyses::ms_text(w.good_ms), analyses::ms_text(w.bad_ms), w.delta_ms);

@@ -6,6 +6,9 @@
    within 5% of the planted one (0.5 x its time per rank per step in the healthy run, counted
    from the healthy run's SQLite exports over the scan's steady windows).
 2. Generated: healthy against healthy with another noise seed: no kernel change above the noise.
+2b. Generated: the same seed with one GPU 1.3x slower (`slow_gpu:5:1:1.3`, issue 37): its GEMMs
+   are the first changes, on rank 5, above every NCCL kernel (whose growth is waiting, listed
+   apart as waiting for rank 5).
 3. Real: the 2-rank captures before and after a change (../shared/data/real/nsysai_mfu_2gpu_*):
    every kernel name's count and time per rank per step equal what the raw CUPTI kernel table gives
    over each rank's steady window (from the scan's /iterations and /ranks), and the step time equals
@@ -116,6 +119,28 @@ def generated(args):
                                         f"({[k['name'][:30] for k in s2['compare']['kernels']]})")
 
 
+def slow_gpu(args):
+    """Issue 37: one GPU 1.3x slower (rank 5 of 16). Its GEMMs are the first changes, on rank 5;
+    no NCCL kernel ranks above them (its peers' all-reduce grew only by waiting), and the waiting
+    is listed apart, for rank 5."""
+    w = args.workdir
+    base = ["--layout", "2x2x4", "--hosts", "4", "--seed", "31", "--noise", "0.05:3:0.02:0.02"]
+    sh([args.sim_bin, os.path.join(w, "slowgpu")] + base + ["--fault", "slow_gpu:5:1:1.3"])
+    sh([args.scan_bin, os.path.join(w, "slowgpu"), "-q", "-o", os.path.join(w, "slowgpu.h5")])
+    s, out = compare(args, os.path.join(w, "healthy.h5"), os.path.join(w, "slowgpu.h5"), "cmp_slowgpu")
+    ks = s["compare"]["kernels"]
+    gemms = [i for i, k in enumerate(ks) if not k["nccl"] and "gemm" in k["name"]]
+    nccl = [i for i, k in enumerate(ks) if k["nccl"]]
+    check(bool(gemms), f"slow GPU: the slowed GEMMs are significant changes ({[k['name'][:30] for k in ks]})")
+    check(not nccl or (gemms and max(gemms) < min(nccl)),
+          f"slow GPU: every slowed GEMM ranks above any NCCL kernel (GEMMs at {gemms}, NCCL at {nccl})")
+    check(bool(ks) and ks[0]["own_rank"] == 5 and ks[0]["own_delta_ms"] > 0,
+          f"slow GPU: the first change is on rank 5 ({ks[0]['own_rank'] if ks else None})")
+    waits = s["compare"]["waiting"]
+    check(bool(waits) and waits[0]["waiting_for"] == 5 and waits[0]["bad_wait_ms"] > waits[0]["good_wait_ms"],
+          f"slow GPU: the NCCL waiting is listed apart, for rank 5 ({waits[:1]})")
+
+
 def real(args):
     d = os.path.join(args.shared, "data", "real")
     files = [os.path.join(d, f"nsysai_mfu_2gpu_{x}.sqlite") for x in ("before", "after")]
@@ -158,6 +183,7 @@ def main():
         args.workdir = tmp.name
     os.makedirs(args.workdir, exist_ok=True)
     generated(args)
+    slow_gpu(args)
     had_real = real(args)
     print("all checks passed" if not failed else f"{len(failed)} failed")
     if failed:

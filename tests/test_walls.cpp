@@ -6,6 +6,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -106,5 +107,39 @@ TEST(Walls, TheSlowRankComputesMostAndWaitsLeast) {
   double total = 0;
   for (auto [k, v] : simdjson::dom::object(s["walls"]["shares"])) total += double(v);
   EXPECT_NEAR(total, 1.0, 1e-5);  // six digits each in the summary
+  fs::remove_all(d);
+}
+
+// Issue 37: with one slow GPU, its peers' NCCL time is waiting for it, not an interconnect wall.
+// The report names the wait and the rank it is for; the waiting is charged to the slow rank's row.
+TEST(Walls, OneSlowGpuIsItsPeersWaitNotTheCommunicationWall) {
+  const fs::path d = fs::temp_directory_path() / ("ss-walls-wait-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  int st = 0;
+  auto out = testsh::sh(std::string(SS_SIM_BIN) + " " + (d / "run").string() +
+                            " --layout 2x2x4 --hosts 4 --iterations 10 --fault slow_gpu:5:1:1.3 --seed 4", &st);
+  ASSERT_EQ(st, 0) << out;
+  out = testsh::sh(std::string(SS_SCAN_BIN) + " " + (d / "run").string() + " -o " + (d / "o.h5").string() + " --summary " +
+                       (d / "o.json").string(), &st);
+  ASSERT_EQ(st, 0) << out;
+  EXPECT_EQ(out.find("communication-bound"), std::string::npos) << out;
+  EXPECT_NE(out.find("in collectives for rank 5 ("), std::string::npos) << out;
+  // Per rank: the slow rank waits least and is charged the most waiting.
+  const auto rank = h5read::numbers<int32_t>((d / "o.h5").string(), "/walls/rank");
+  const auto waiting = h5read::numbers<double>((d / "o.h5").string(), "/walls/waiting_ms");
+  const auto caused = h5read::numbers<double>((d / "o.h5").string(), "/walls/caused_wait_ms");
+  ASSERT_EQ(rank.size(), 16u);
+  const size_t most_caused = size_t(std::max_element(caused.begin(), caused.end()) - caused.begin());
+  const size_t least_waiting = size_t(std::min_element(waiting.begin(), waiting.end()) - waiting.begin());
+  EXPECT_EQ(rank[most_caused], 5);
+  EXPECT_EQ(rank[least_waiting], 5);
+  simdjson::dom::parser p;
+  simdjson::dom::element s;
+  ASSERT_EQ(p.load((d / "o.json").string()).get(s), simdjson::SUCCESS);
+  EXPECT_NE(std::string_view(s["walls"]["wall"]), "communication") << out;
+  EXPECT_EQ(int64_t(s["walls"]["waiting_for"].at(0)["rank"]), 5) << out;
+  double total = 0;
+  for (auto [k, v] : simdjson::dom::object(s["walls"]["shares"])) total += double(v);
+  EXPECT_NEAR(total, 1.0, 1e-5);
   fs::remove_all(d);
 }
