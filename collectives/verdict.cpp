@@ -14,6 +14,7 @@
 #include "common/stats.hpp"
 #include "consistency.hpp"
 #include "onset.hpp"
+#include "shift_culprits.hpp"
 #include "ranks/changepoint.hpp"
 
 namespace collectives {
@@ -237,7 +238,10 @@ struct Run {
   Verdict& v;
   size_t common = 0;  // iteration indexes [0, common): every rank has them, before any desync
   std::map<int, std::vector<size_t>> roles;             // role -> indexes into ranks
+  std::vector<std::vector<double>> own;                 // [rank][iteration] ms: step less exposed waits
   std::vector<std::vector<double>> excess, prefix;      // [rank][iteration] ms; prefix sums of excess
+  std::vector<size_t> job_changes;                      // iteration index of each of v.change_points
+  std::vector<size_t> by_shift;                         // iterations after the change it was named on (0: not so)
   std::vector<std::vector<double>> extra_idle;          // [rank][iteration] ms: GPU idle beyond its role's median
   std::map<Window, std::vector<double>> judged;         // z per rank (ranks' change points often coincide)
   std::map<size_t, std::vector<double>> shifted;        // change index -> own-shift z per rank
@@ -298,16 +302,19 @@ void excess_own_time(Run& run) {
   const auto& ranks = run.ranks;
   for (size_t i = 0; i < ranks.size(); ++i) run.roles[ranks[i].role].push_back(i);
   run.excess.assign(ranks.size(), std::vector<double>(run.common, 0.0));
+  run.own.assign(ranks.size(), std::vector<double>(run.common, 0.0));
+  for (size_t i = 0; i < ranks.size(); ++i)
+    for (size_t it = 1; it < run.common; ++it) {
+      const auto& r = ranks[i];
+      const double wait = it < r.comm_ms.size()              ? r.comm_ms[it]
+                          : it < r.wait_by_iteration.size() ? r.wait_by_iteration[it] / 1e6
+                                                            : 0;
+      run.own[i][it] = it < r.step_ms.size() ? r.step_ms[it] - wait : 0;
+    }
   for (const auto& [role, idx] : run.roles)
     for (size_t it = 1; it < run.common; ++it) {
       std::vector<double> own(idx.size(), 0.0);
-      for (size_t k = 0; k < idx.size(); ++k) {
-        const auto& r = ranks[idx[k]];
-        const double wait = it < r.comm_ms.size()              ? r.comm_ms[it]
-                            : it < r.wait_by_iteration.size() ? r.wait_by_iteration[it] / 1e6
-                                                              : 0;
-        own[k] = it < r.step_ms.size() ? r.step_ms[it] - wait : 0;
-      }
+      for (size_t k = 0; k < idx.size(); ++k) own[k] = run.own[idx[k]][it];
       const double med = median(own);
       for (size_t k = 0; k < idx.size(); ++k) run.excess[idx[k]][it] = own[k] - med;
     }
@@ -332,6 +339,7 @@ std::vector<Window> job_change_points(Run& run) {
     JobChangePoint j;
     const size_t at = cp.index + 1;
     windows.push_back({at, common}), windows.push_back({1, at});
+    run.job_changes.push_back(at);
     j.before_ms = cp.before, j.after_ms = cp.after;
     for (size_t i = 0; i < run.ranks.size(); ++i) {
       const auto& r = run.ranks[i];
@@ -475,6 +483,26 @@ void choose_windows(Run& run, const std::vector<Window>& windows) {
   }
 }
 
+// Ranks whose own time rose at a job change point against their own baseline (shift_culprits.hpp):
+// named on the stretch after it, even where their stage peers changed too (a whole node), and the
+// change point's culprits are they.
+void name_by_shift(Run& run) {
+  run.by_shift.assign(run.ranks.size(), 0);
+  ShiftOptions so;
+  so.z = run.opt.own_shift_z, so.spread_floor = run.opt.shift_spread_floor, so.of_job = run.opt.culprit_shift;
+  so.min_share = run.opt.min_excess;
+  const auto found = shift_culprits(run.own, run.v.job_step_ms, run.common, run.job_changes, so);
+  std::map<size_t, std::vector<int>> culprits;  // change index -> ranks
+  for (const auto& f : found) {
+    culprits[f.at].push_back(run.ranks[f.rank_index].rank);
+    if (run.best_w[f.rank_index].to != 0) continue;  // named already, on its own stretch
+    run.best_w[f.rank_index] = Window{f.at, run.common}, run.best_z[f.rank_index] = f.z;
+    run.by_idle[f.rank_index] = 0, run.by_shift[f.rank_index] = f.iterations_after;
+  }
+  for (size_t k = 0; k < run.job_changes.size() && k < run.v.change_points.size(); ++k)
+    if (auto it = culprits.find(run.job_changes[k]); it != culprits.end()) run.v.change_points[k].culprit_ranks = it->second;
+}
+
 // Slow communicators per rank, from find_slow_links.
 struct LinkFindings {
   std::map<int, double> ratio;                     // rank -> its slowest communicator against its like
@@ -497,6 +525,7 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   const size_t on = onset_before(run.by_idle[i] ? run.extra_idle[i] : run.excess[i], win.from, win.to, onset_options(run.opt));
   const size_t from = on == SIZE_MAX ? win.from : on;
   if (on != SIZE_MAX) s.onset_iteration = number(r, on);
+  s.iterations_after_onset = int64_t(win.to - std::max<size_t>(from, 1));
   std::vector<const RankEvidence*> others;
   for (const auto* p : peers)
     if (p != &r) others.push_back(p);
@@ -575,6 +604,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     for (size_t i = 0; i < named.size(); ++i) after += run.best_w[i].to != 0;
     if (after <= count) break;
   }
+  name_by_shift(run);
   name_stragglers(run, links);
   std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
   explain_change_points(v);

@@ -12,6 +12,7 @@
 #include "analyses/what_if.hpp"
 #include "collectives/root_causes.hpp"
 #include "common/groups.hpp"
+#include "problems.hpp"
 #include "ranks/discovery.hpp"
 #include "ranks/histogram.hpp"
 #include "version.hpp"
@@ -119,7 +120,7 @@ std::string how_stopped(const std::vector<DesyncRow>& desync) {
 }
 
 // The verdict line: what was found, and over how much evidence.
-void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed) {
+void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed, const std::vector<Problem>& problems) {
   const auto& v = x.verdict;
   if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty() && v.too_short()) {
     os << fmt::format("verdict: no slow link, no desync; stragglers not judged: {} over {} ranks {} too few to tell a "
@@ -133,7 +134,12 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed)
           "what the job's own step costs is in the post-mortem below)";
   } else {
     std::vector<std::string> found;
-    if (!v.stragglers.empty()) found.push_back(plural(v.stragglers.size(), "straggler"));
+    // Stragglers that share a host are one problem: named by the host first, then the rest.
+    size_t grouped = 0;
+    for (const auto& p : problems)
+      if (p.place_kind == "host") found.push_back(problem_headline(p)), grouped += p.stragglers.size();
+    if (v.stragglers.size() > grouped)
+      found.push_back(plural(v.stragglers.size() - grouped, grouped ? "other straggler" : "straggler"));
     if (!v.slow_links.empty()) found.push_back(plural(v.slow_links.size(), "slow link"));
     if (!x.desync.empty()) {
       // The ranks that stopped by themselves (root causes), else every missing rank.
@@ -217,9 +223,16 @@ void print_job_costs(std::ostream& os, const CrossRankResults& x) {
 
 // One line per finding. step: what the change points measure ("step time" only when iterations
 // come from step markers).
-void print_findings(std::ostream& os, const CrossRankResults& x, const char* step) {
+void print_findings(std::ostream& os, const CrossRankResults& x, const char* step, const std::vector<Problem>& problems) {
   const auto& v = x.verdict;
-  for (const auto& s : v.stragglers) print_straggler(os, s);
+  std::vector<uint8_t> grouped(v.stragglers.size(), 0);
+  for (const auto& p : problems)
+    if (p.place_kind == "host") {
+      print_problem(os, p);
+      for (size_t si : p.stragglers) grouped[si] = 1;
+    }
+  for (size_t si = 0; si < v.stragglers.size(); ++si)
+    if (!grouped[si]) print_straggler(os, v.stragglers[si]);
   for (const auto& l : v.slow_links) print_slow_link(os, l);
   for (const auto& d : x.desync) {
     const std::string miss = fmt::format("{}", fmt::join(d.missing_ranks, ", "));
@@ -325,10 +338,11 @@ void print_root_causes(std::ostream& os, const CrossRankResults& x, size_t total
   }
 }
 
-void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step, size_t total_ranks) {
-  print_headline(os, x, in_failed);
+void print_verdict(std::ostream& os, const CrossRankResults& x, bool in_failed, const char* step, size_t total_ranks,
+                   const std::vector<Problem>& problems) {
+  print_headline(os, x, in_failed, problems);
   print_job_costs(os, x);
-  print_findings(os, x, step);
+  print_findings(os, x, step, problems);
   print_clock_and_layout(os, x);
   print_communicator_notes(os, x);
   print_root_causes(os, x, total_ranks);
@@ -514,7 +528,7 @@ std::string verdict_report(const RunSummaryInput& in) {
   std::ostringstream os;
   os << disconnected_line(in);
   print_verdict(os, *in.cross, !in.failures.empty(), any_period ? "repeating-unit time (collective period)" : "step time",
-                in.ranks.size());
+                in.ranks.size(), build_problems(*in.cross, in.ranks));
   return os.str();
 }
 

@@ -44,7 +44,7 @@ const std::pair<const char*, const char*> kContractKeys[] = {
     {"desync", "[]"},     {"capture_ended", "[]"}, {"clock", "null"},   {"pipeline", "null"},
     {"scaling", "[]"},    {"change_points", "[]"}, {"what_if", "null"}, {"mfu", "null"},
 };
-const char* const kAdditions[] = {"hosts",          "files",          "straggler_evidence", "communicators",
+const char* const kAdditions[] = {"problems", "hosts",          "files",          "straggler_evidence", "communicators",
                                   "matched_collectives", "exchange_bytes", "collective_wait_ms",
                                   "collective_skew_ms",  "collective_transfer_ms"};
 

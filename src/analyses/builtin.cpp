@@ -33,6 +33,7 @@ std::vector<AnalysisInfo> builtin_analyses() {
         {"tokens-per-step", "tokens per step (with --params: 6 N T FLOPs per step)", ""},
         {"params", "model parameters N (with --tokens-per-step)", ""}}},
       {"what_if", "what fixing each cause buys (the steady steps replayed with one change at a time) and where the step goes (waterfall); after mfu: its report reads the MFU", plain(what_if)},
+      {"problems", "problems, not ranks: stragglers sharing a host, crashes and hangs, slow links, each with one cost (src/problems.hpp)", plain(problems)},
   };
 }
 

@@ -18,6 +18,7 @@ std::unique_ptr<Analysis> walls();         // /walls: which wall the step hits
 std::unique_ptr<Analysis> mfu(const Options& spec);       // /mfu: model FLOPs utilisation per iteration and phase
 std::unique_ptr<Analysis> scaling(const Options& spec);
 std::unique_ptr<Analysis> what_if();
+std::unique_ptr<Analysis> problems();
 std::unique_ptr<Analysis> kernel_names();  // /kernels/steady: each kernel name per rank (for compare)      // /what_if: what fixing each cause buys (replay)   // /scaling: collectives by size and span against the fabric model
 
 }  // namespace straggler::analyses

@@ -43,7 +43,7 @@ const tables::Table<WhatIfRow>& what_if_table() {
       "the steady steps replayed with one change each (docs/what-if.md); the first row is the replay unchanged",
       tables::Distribution::Replicated,
       {col("change", &R::change, "", "in words"),
-       col("kind", &R::kind, "", "measured, fix_rank, fix_link, fix_all, balance_stages or hide_communication"),
+       col("kind", &R::kind, "", "measured, fix_rank, fix_problem (stragglers sharing a host), fix_link, fix_all, balance_stages or hide_communication"),
        col("ranks", &R::ranks, "", "the ranks it changes (fix_rank, fix_all)"),
        col("step_ms", &R::step_ms, "ms", "the job's mean step over the window with the change"),
        col("speedup", &R::speedup, "", "measured step / step_ms"),

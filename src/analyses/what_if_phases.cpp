@@ -10,6 +10,7 @@
 #include <map>
 
 #include "analyses/what_if.hpp"
+#include "collectives/problems.hpp"
 #include "collectives/what_if.hpp"
 #include "common/stats.hpp"
 #include "common/text.hpp"
@@ -150,6 +151,17 @@ void PhaseReplay::run() {
     const std::string label = fmt::format("rank {} ({})", s.rank, c::cause_name(s.cause));
     add(label + " at its peers' median", "fix_rank", {s.rank}, step_with(one));
     fall.fixes.push_back({"straggler", label, {s.rank}, rows.back().step_ms, int32_t(si)});
+  }
+  // Stragglers sharing a host are one problem (collectives/problems.hpp): what fixing all of them buys.
+  for (const auto& g : rows_too ? c::group_stragglers(x.verdict) : std::vector<c::StragglerGroup>{}) {
+    c::WhatIfChange whole;
+    for (size_t si : g.members) {
+      const auto& s = x.verdict.stragglers[si];
+      whole.ranks.push_back(s.rank);
+      if (s.cause == c::Cause::SlowLink) whole.links.push_back(s.rank);
+    }
+    add(fmt::format("{} (ranks {}) at their peers' median", common::printable(g.host), fmt::join(whole.ranks, ", ")),
+        "fix_problem", whole.ranks, step_with(whole));
   }
   for (size_t li = 0; li < x.verdict.slow_links.size(); ++li) {  // the link at its like's transfer time
     const auto& link = x.verdict.slow_links[li];

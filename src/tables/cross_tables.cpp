@@ -142,6 +142,9 @@ const Table<collectives::Straggler>& stragglers_table() {
                            col("hold_ms", &S::hold_ms, "ms"), col("excess_ms", &S::excess_ms, "ms"),
                            col("late_fraction", &S::late_fraction), col("score", &S::score),
                            col("onset_iteration", &S::onset_iteration).doc("iteration number; -1: unknown"),
+                           col("iterations_after_onset", &S::iterations_after_onset)
+                               .doc("steady iterations from the onset on that judged it (the evidence's strength)")
+                               .added(),
                            col("cost_ms_per_step", &S::cost_ms_per_step, "ms",
                                "what the job's step loses to it: its share of the what-if saving (docs/costs.md)")
                                .doc("NaN: not replayed (beyond the 16 most blamed)")

@@ -133,6 +133,7 @@ struct Straggler {
   Cause cause = Cause::None;
   double blame_ms = 0, hold_ms = 0, late_fraction = 0, score = 0, excess_ms = 0;
   int64_t onset_iteration = -1;  // iteration number; -1 when unknown
+  int64_t iterations_after_onset = 0;  // steady iterations from the onset on that judged it (the evidence's strength)
   // Findings that set it apart from its peers, costliest first; the costliest host-side one
   // refines host_delay (collectives/root_causes.hpp).
   std::vector<ranks::Finding> findings;

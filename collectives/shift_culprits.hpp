@@ -1,0 +1,42 @@
+// Ranks whose own time rose at a change point of the job's step time, against their own baseline
+// (verdict.hpp, "Who"; a private header of collectives/verdict.cpp).
+//
+// The role comparison (a rank against the median of its stage peers) fails when many peers change
+// at once: a whole node degraded holds half of its stage's ranks in a 16-rank job, and the stage
+// median moves with them. A rank's own time (its step less its exposed waits in collectives) does
+// not move when it only waits longer for others, so at a change point of the job's step the ranks
+// whose own time rose by as much as the job's step did are the ones that changed, whatever their
+// peers did. Each is judged against its own iterations before the change, the shift against the
+// spread of every rank's shift (most ranks did not change: a change of more than half the ranks is
+// the job's own, not a problem of some ranks), and it must hold in the iterations after the change
+// (all but a quarter of them): the change point is the job's, found once, not picked per rank, so
+// no correction for picking is due, and a late onset with 3 iterations left is judged on those 3
+// (the verdict says how many it had).
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace collectives {
+
+struct ShiftOptions {
+  double z = 8;               // robust z of a rank's shift among all ranks' shifts
+  double spread_floor = 0.005;  // MAD floor: share of the job's mean step
+  double of_job = 0.5;        // its shift >= this share of the job's step shift
+  double min_share = 0.01;    // ... and >= this share of the job's mean step
+  double hold = 0.5;          // an iteration after holds it when own - baseline >= this share of the shift
+  size_t min_before = 2;      // iterations of baseline needed
+};
+
+struct ShiftCulprit {
+  size_t rank_index = 0;  // into the own matrix
+  size_t at = 0;          // iteration index of the change
+  double z = 0, shift_ms = 0;
+  size_t iterations_after = 0;  // [at, common): what judged it
+};
+
+// own[r][i]: rank r's own time in iteration index i (ms), i in [0, common); index 0 is warm-up.
+// job_step_ms[i]: the job's step; `change_at`: iteration indexes where the job's step shifted up.
+std::vector<ShiftCulprit> shift_culprits(const std::vector<std::vector<double>>& own, const std::vector<double>& job_step_ms,
+                                         size_t common, const std::vector<size_t>& change_at, const ShiftOptions& opt = {});
+
+}  // namespace collectives

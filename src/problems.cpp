@@ -1,0 +1,201 @@
+#include "problems.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analyses/what_if.hpp"
+#include "collectives/problems.hpp"
+#include "common/text.hpp"
+#include "cross_rank.hpp"
+#include "json_writer.hpp"
+#include "rows.hpp"
+
+namespace straggler {
+namespace c = collectives;
+using common::printable;
+
+namespace {
+
+// The step the what-if replay gives with exactly these ranks fixed (a fix_problem row, or the
+// fix_all row when they are every straggler), and the step as measured; NaN when not replayed.
+std::pair<double, double> replayed(const CrossRankResults& x, const std::vector<int32_t>& ranks) {
+  if (!x.post_mortem || x.post_mortem->what_if.empty()) return {NAN, NAN};
+  const auto& rows = x.post_mortem->what_if;
+  for (const auto& r : rows)
+    if ((r.kind == "fix_problem" || r.kind == "fix_all") && r.ranks == ranks) return {rows.front().step_ms, r.step_ms};
+  return {rows.front().step_ms, NAN};
+}
+
+// Stragglers sharing a host: one problem, priced by fixing them all; each rank's share in
+// proportion to its own part of the waterfall (they add up to the cost).
+Problem host_problem(const CrossRankResults& x, const c::StragglerGroup& g, const std::map<std::string, size_t>& per_host) {
+  const auto& v = x.verdict;
+  Problem p;
+  p.place_kind = "host", p.place_name = g.host, p.hosts = {g.host};
+  p.host_ranks = per_host.count(g.host) ? per_host.at(g.host) : 0;
+  std::map<std::string, size_t> causes;
+  double parts = 0;
+  bool all_parts = true;
+  for (size_t si : g.members) {
+    const auto& s = v.stragglers[si];
+    p.ranks.push_back(s.rank), p.stragglers.push_back(si);
+    ++causes[c::cause_name(s.cause)];
+    if (s.onset_iteration >= 0 && (p.onset_iteration < 0 || s.onset_iteration < p.onset_iteration))
+      p.onset_iteration = s.onset_iteration, p.iterations_after_onset = s.iterations_after_onset;
+    all_parts &= std::isfinite(s.cost_ms_per_step) && s.cost_ms_per_step > 0;
+    if (std::isfinite(s.cost_ms_per_step)) parts += std::max(s.cost_ms_per_step, 0.0);
+  }
+  p.cause = std::max_element(causes.begin(), causes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  const auto [measured, fixed] = replayed(x, p.ranks);
+  if (std::isfinite(fixed) && measured > 0) {
+    p.cost_ms_per_step = std::max(measured - fixed, 0.0), p.cost_pct = 100 * p.cost_ms_per_step / measured;
+    p.step_ms_without = fixed;
+    for (size_t si : g.members) {
+      const auto& s = v.stragglers[si];
+      const double w = all_parts && parts > 0 ? s.cost_ms_per_step / parts : 1.0 / double(g.members.size());
+      p.shares.push_back({s.rank, p.cost_ms_per_step * w});
+    }
+  }
+  const auto& first = v.stragglers[g.members.front()];
+  p.evidence = first.why;
+  return p;
+}
+
+Problem rank_problem(const c::Straggler& s, size_t si) {
+  Problem p;
+  p.cause = c::cause_name(s.cause), p.place_kind = "rank", p.place_name = fmt::format("rank {}", s.rank);
+  p.ranks = {s.rank}, p.stragglers = {si};
+  if (!s.host.empty()) p.hosts = {s.host};
+  p.onset_iteration = s.onset_iteration, p.iterations_after_onset = s.iterations_after_onset;
+  p.cost_ms_per_step = s.cost_ms_per_step, p.cost_pct = s.cost_pct;
+  if (std::isfinite(s.cost_ms_per_step)) p.shares = {{s.rank, s.cost_ms_per_step}};
+  p.evidence = s.why;
+  if (s.cause_detail != ranks::Finding::None) p.finding = ranks::finding_name(s.cause_detail);
+  return p;
+}
+
+// The ranks that stopped by themselves: crashed (capture ended first) or hung; who was left waiting.
+std::vector<Problem> stopped_problems(const CrossRankResults& x) {
+  std::set<int32_t> crashed, hung, blocked;
+  int64_t iteration = -1;
+  for (const auto& d : x.desync) {
+    blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
+    if (!d.root_cause) continue;
+    for (int32_t r : d.missing_ranks)
+      (std::count(d.crashed_ranks.begin(), d.crashed_ranks.end(), r) ? crashed : hung).insert(r);
+    if (d.iteration >= 0 && (iteration < 0 || d.iteration < iteration)) iteration = d.iteration;
+  }
+  for (int32_t r : crashed) hung.erase(r);
+  std::vector<Problem> out;
+  for (auto [kind, set] : {std::pair<const char*, std::set<int32_t>*>{"crash", &crashed}, {"hang", &hung}}) {
+    if (set->empty()) continue;
+    Problem p;
+    p.cause = kind, p.place_kind = set->size() == 1 ? "rank" : "ranks";
+    p.ranks.assign(set->begin(), set->end());
+    p.place_name = fmt::format("rank{} {}", p.ranks.size() == 1 ? "" : "s", fmt::join(p.ranks, ", "));
+    for (int32_t b : blocked)
+      if (!set->count(b)) p.blocked_ranks.push_back(b);
+    p.onset_iteration = iteration;
+    p.evidence = std::string(kind) == "crash" ? "its capture ended first; the others stayed blocked in a collective it never joined"
+                                              : "it never reached a collective its peers waited in, while its capture went on";
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector<RankRow>& ranks) {
+  std::map<std::string, size_t> per_host;
+  for (const auto& r : ranks)
+    if (!r.host.empty()) ++per_host[r.host];
+  std::vector<Problem> out = stopped_problems(x);
+  const size_t stopped = out.size();
+  std::vector<uint8_t> grouped(x.verdict.stragglers.size(), 0);
+  for (const auto& g : c::group_stragglers(x.verdict)) {
+    for (size_t si : g.members) grouped[si] = 1;
+    out.push_back(host_problem(x, g, per_host));
+  }
+  for (size_t si = 0; si < x.verdict.stragglers.size(); ++si)
+    if (!grouped[si]) out.push_back(rank_problem(x.verdict.stragglers[si], si));
+  for (const auto& l : x.verdict.slow_links) {
+    Problem p;
+    p.cause = "slow_link", p.place_kind = "hosts", p.hosts = l.hosts;
+    p.place_name = l.hosts.empty() ? fmt::format("{}", fmt::join(l.communicators, ", ")) : fmt::format("{}", fmt::join(l.hosts, ", "));
+    p.cost_ms_per_step = l.cost_ms_per_step, p.cost_pct = l.cost_pct;
+    p.evidence = fmt::format("{} transfers {:.2f}x slower than their like", l.collective, l.slowdown);
+    out.push_back(std::move(p));
+  }
+  auto cost = [](const Problem& p) { return std::isfinite(p.cost_ms_per_step) ? p.cost_ms_per_step : -1.0; };
+  std::stable_sort(out.begin() + long(stopped), out.end(), [&](const Problem& a, const Problem& b) { return cost(a) > cost(b); });
+  return out;
+}
+
+std::string problems_json(const std::vector<Problem>& problems) {
+  JsonWriter j;
+  auto num = [&](double v) -> JsonWriter& { return std::isfinite(v) ? j.value(v) : j.null(); };
+  auto ints = [&](const std::vector<int32_t>& v) {
+    j.begin_array();
+    for (int32_t r : v) j.value(int64_t(r));
+    j.end_array();
+  };
+  j.begin_array();
+  for (const auto& p : problems) {
+    j.begin_object().key("cause").value(p.cause);
+    j.key("place").begin_object().key("kind").value(p.place_kind).key("name").value(printable(p.place_name)).end_object();
+    j.key("ranks"), ints(p.ranks);
+    j.key("hosts").begin_array();
+    for (const auto& h : p.hosts) j.value(printable(h));
+    j.end_array();
+    if (p.cause == "crash" || p.cause == "hang") j.key("blocked_ranks"), ints(p.blocked_ranks);
+    j.key("onset_iteration");
+    p.onset_iteration >= 0 ? j.value(p.onset_iteration) : j.null();
+    j.key("iterations_after_onset").value(p.iterations_after_onset);
+    j.key("period_iterations"), num(p.period_iterations);
+    j.key("cost_ms_per_step"), num(p.cost_ms_per_step);
+    j.key("cost_pct"), num(p.cost_pct);
+    j.key("step_ms_without"), num(p.step_ms_without);
+    j.key("shares").begin_array();
+    for (const auto& s : p.shares) j.begin_object().key("rank").value(int64_t(s.rank)).key("ms_per_step").value(s.ms_per_step).end_object();
+    j.end_array().key("finding");
+    p.finding.empty() ? j.null() : j.value(p.finding);
+    j.key("evidence").value(printable(p.evidence)).end_object();
+  }
+  return j.end_array().str();
+}
+
+std::string problem_headline(const Problem& p) {
+  std::string where = printable(p.place_name);
+  if (p.place_kind == "host")
+    where += fmt::format(": {}{} (ranks {})", p.ranks.size(), p.host_ranks ? fmt::format(" of its {} GPUs", p.host_ranks) : " GPUs",
+                         fmt::join(p.ranks, ", "));
+  if (p.place_kind == "every_rank") where = "every rank";
+  std::string s = fmt::format("{} {}", where, p.cause);
+  if (p.onset_iteration >= 0) s += fmt::format(" since iteration {}", p.onset_iteration);
+  if (std::isfinite(p.period_iterations)) s += fmt::format(", every {:.0f} iterations", p.period_iterations);
+  if (std::isfinite(p.cost_ms_per_step)) s += fmt::format(", costs {:.2f} ms per step ({:.1f}%)", p.cost_ms_per_step, p.cost_pct);
+  return s;
+}
+
+void print_problem(std::ostream& os, const Problem& p) {
+  os << "  PROBLEM " << problem_headline(p) << "\n";
+  if (std::isfinite(p.cost_ms_per_step)) {
+    std::vector<std::string> shares;
+    for (const auto& s : p.shares) shares.push_back(fmt::format("rank {} {:.2f}", s.rank, s.ms_per_step));
+    os << fmt::format("    costs the job: {:.2f} ms per step ({:.1f}% of the step): what fixing the whole problem buys (the "
+                      "replay: step {:.2f} ms without it); each rank's share in ms per step: {}\n",
+                      p.cost_ms_per_step, p.cost_pct, p.step_ms_without, fmt::join(shares, ", "));
+  }
+  if (p.onset_iteration >= 0)
+    os << fmt::format("    since:         iteration {} (judged on {} iteration{} from there)\n", p.onset_iteration,
+                      p.iterations_after_onset, p.iterations_after_onset == 1 ? "" : "s");
+  os << fmt::format("    why:           {}{}\n", p.cause, p.evidence.empty() ? "" : ": " + printable(p.evidence));
+  os << "    next:          check the host as a whole (nvidia-smi -q for clocks, power and thermal throttling; "
+        "dmesg for Xid and PCIe errors), then drain it and rerun\n";
+}
+
+}  // namespace straggler

@@ -1,0 +1,43 @@
+// Problems, not ranks (issue 37; docs/summary-contract.md, `problems`): what is wrong, by place,
+// with one cost each. Built from what the verdict, the desync search and the what-if replay already
+// decided, so a scan read back (`report SCAN.h5`) gives the same problems as the scan that wrote it.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace straggler {
+
+struct CrossRankResults;
+struct RankRow;
+
+struct ProblemShare {
+  int32_t rank = -1;
+  double ms_per_step = 0;
+};
+
+struct Problem {
+  std::string cause;                   // slow_gpu, host_delay, extra_work, slow_link, unknown, stall, crash, hang
+  std::string place_kind, place_name;  // rank | host | hosts | every_rank
+  std::vector<int32_t> ranks, blocked_ranks;
+  std::vector<std::string> hosts;
+  size_t host_ranks = 0;  // place host: how many ranks the host holds
+  int64_t onset_iteration = -1, iterations_after_onset = 0;
+  double period_iterations = NAN;
+  double cost_ms_per_step = NAN, cost_pct = NAN, step_ms_without = NAN;
+  std::vector<ProblemShare> shares;  // add up to the cost
+  std::string finding, evidence;
+  std::vector<size_t> stragglers;  // the verdict's rows it stands for (place host: several)
+};
+
+// Costliest first; a crash or hang (the run ended there) before all.
+std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector<RankRow>& ranks);
+std::string problems_json(const std::vector<Problem>& problems);
+// "node-02: 4 of its 4 GPUs (ranks 8, 9, 10, 11) slow_gpu since iteration 4, 14.9% of the step"
+std::string problem_headline(const Problem& p);
+// The block of a problem that stands for several stragglers (one rank's keeps its STRAGGLER block).
+void print_problem(std::ostream& os, const Problem& p);
+
+}  // namespace straggler
