@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "analyses/what_if.hpp"
 #include "collectives/problems.hpp"
+#include "common/stats.hpp"
 #include "common/text.hpp"
 #include "cross_rank.hpp"
 #include "json_writer.hpp"
@@ -107,11 +109,76 @@ std::vector<Problem> stopped_problems(const CrossRankResults& x) {
   return out;
 }
 
+// Stalls that recur on every rank (Python GC without gc.freeze(), a checkpoint, a dataloader that
+// starves every rank): the job waits for each rank's stall in turn, so whole steps are slow while
+// no rank stands out. Seen in the job's step (median over ranks) of the last phase: steps far above
+// the phase's median (5 robust sigmas and 5% of it), at least twice, and not most of the steps
+// (then the phase itself is slow: a change point's business). What fixing them buys is what those
+// steps cost beyond the steps without one: the mean step less the median of the steps without a
+// stall (the run's own counterfactual); the period from when they happen. The root-cause finding
+// most ranks share (gc_pause, ...) names the cause where there is one.
+std::optional<Problem> stall_problem(const CrossRankResults& x, const std::vector<RankRow>& rows) {
+  const auto& job = x.verdict.job_step_ms;
+  const size_t common = size_t(std::max<int64_t>(x.verdict.judged_iterations, 0)) + 1;
+  if (common < 4 || job.size() < common) return std::nullopt;
+  size_t from = 1;  // the last phase: after the job's last change point
+  const std::vector<int64_t>* numbers = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
+  for (const auto& cp : x.verdict.change_points)
+    for (size_t i = 1; numbers && i < common && i < numbers->size(); ++i)
+      if ((*numbers)[i] == cp.iteration) from = std::max(from, i);
+  std::vector<double> steps(job.begin() + long(from), job.begin() + long(common));
+  if (steps.size() < 4) return std::nullopt;
+  const double med = common::median(steps);
+  const double bar = med + std::max(5 * common::mad_sigma(steps, med), 0.05 * med);
+  std::vector<size_t> slow;
+  std::vector<double> clean;
+  double mean = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    mean += steps[i] / double(steps.size());
+    if (steps[i] > bar) slow.push_back(from + i);
+    else clean.push_back(steps[i]);
+  }
+  if (slow.size() < 2 || slow.size() * 2 > steps.size() || clean.empty()) return std::nullopt;
+  const double without = common::median(clean), cost = mean - without;
+  if (cost < 0.02 * without) return std::nullopt;  // a few percent: not a problem worth leading with
+  Problem p;
+  p.cause = "stall", p.place_kind = "every_rank", p.place_name = "every rank";
+  p.onset_iteration = numbers && slow.front() < numbers->size() ? (*numbers)[slow.front()] : int64_t(slow.front());
+  p.iterations_after_onset = int64_t(common - slow.front());
+  std::vector<double> gaps;
+  for (size_t k = 1; k < slow.size(); ++k) gaps.push_back(double(slow[k] - slow[k - 1]));
+  p.period_iterations = common::median(gaps);
+  // Recurring: apart (two slow steps in a row are a slow stretch) and evenly spaced (+-1 step), as
+  // a collector that runs every so many allocations, a checkpoint every N steps, is.
+  for (double g : gaps)
+    if (g < 2 || std::abs(g - p.period_iterations) > 1) return std::nullopt;
+  p.cost_ms_per_step = cost, p.cost_pct = 100 * cost / mean, p.step_ms_without = without;
+  std::map<ranks::Finding, std::set<int32_t>> on;
+  for (const auto& f : x.findings)
+    if (f.finding == ranks::Finding::GcPause || f.finding == ranks::Finding::CpuBottleneck || f.finding == ranks::Finding::GpuBubbles)
+      on[f.finding].insert(f.rank);
+  size_t most = 0;
+  for (const auto& [f, r] : on)
+    if (r.size() > most && r.size() * 2 >= rows.size()) most = r.size(), p.finding = ranks::finding_name(f);
+  for (const auto& r : rows) p.ranks.push_back(r.rank);
+  std::sort(p.ranks.begin(), p.ranks.end());
+  std::vector<double> slow_ms;
+  for (size_t i : slow) slow_ms.push_back(job[i]);
+  std::vector<std::string> at;
+  for (size_t k = 0; k < slow.size() && k < 6; ++k)
+    at.push_back(std::to_string(numbers && slow[k] < numbers->size() ? (*numbers)[slow[k]] : int64_t(slow[k])));
+  p.evidence = fmt::format("{} of {} steps take {:.2f} ms (their median) against {:.2f} ms (iterations {}{}), every ~{:.0f} "
+                           "iterations; no rank stands out: each rank's stall holds every other up in turn{}",
+                           slow.size(), steps.size(), common::median(slow_ms), med, fmt::join(at, ", "), slow.size() > at.size() ? ", ..." : "",
+                           p.period_iterations, p.finding.empty() ? "" : "; most ranks show " + p.finding);
+  return p;
+}
+
 }  // namespace
 
-std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector<RankRow>& ranks) {
+std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector<RankRow>& rows) {
   std::map<std::string, size_t> per_host;
-  for (const auto& r : ranks)
+  for (const auto& r : rows)
     if (!r.host.empty()) ++per_host[r.host];
   std::vector<Problem> out = stopped_problems(x);
   const size_t stopped = out.size();
@@ -122,6 +189,7 @@ std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector
   }
   for (size_t si = 0; si < x.verdict.stragglers.size(); ++si)
     if (!grouped[si]) out.push_back(rank_problem(x.verdict.stragglers[si], si));
+  if (auto st = stall_problem(x, rows)) out.push_back(std::move(*st));
   for (const auto& l : x.verdict.slow_links) {
     Problem p;
     p.cause = "slow_link", p.place_kind = "hosts", p.hosts = l.hosts;
@@ -173,8 +241,9 @@ std::string problem_headline(const Problem& p) {
   if (p.place_kind == "host")
     where += fmt::format(": {}{} (ranks {})", p.ranks.size(), p.host_ranks ? fmt::format(" of its {} GPUs", p.host_ranks) : " GPUs",
                          fmt::join(p.ranks, ", "));
-  if (p.place_kind == "every_rank") where = "every rank";
   std::string s = fmt::format("{} {}", where, p.cause);
+  if (p.place_kind == "every_rank")
+    s = fmt::format("every rank: host stalls{}", p.finding.empty() ? "" : " (" + p.finding + ")");
   if (p.onset_iteration >= 0) s += fmt::format(" since iteration {}", p.onset_iteration);
   if (std::isfinite(p.period_iterations)) s += fmt::format(", every {:.0f} iterations", p.period_iterations);
   if (std::isfinite(p.cost_ms_per_step)) s += fmt::format(", costs {:.2f} ms per step ({:.1f}%)", p.cost_ms_per_step, p.cost_pct);
@@ -183,7 +252,10 @@ std::string problem_headline(const Problem& p) {
 
 void print_problem(std::ostream& os, const Problem& p) {
   os << "  PROBLEM " << problem_headline(p) << "\n";
-  if (std::isfinite(p.cost_ms_per_step)) {
+  if (std::isfinite(p.cost_ms_per_step) && p.place_kind == "every_rank") {
+    os << fmt::format("    costs the job: {:.2f} ms per step ({:.1f}% of the step): the mean step less the median of the "
+                      "steps without a stall ({:.2f} ms)\n", p.cost_ms_per_step, p.cost_pct, p.step_ms_without);
+  } else if (std::isfinite(p.cost_ms_per_step)) {
     std::vector<std::string> shares;
     for (const auto& s : p.shares) shares.push_back(fmt::format("rank {} {:.2f}", s.rank, s.ms_per_step));
     os << fmt::format("    costs the job: {:.2f} ms per step ({:.1f}% of the step): what fixing the whole problem buys (the "
@@ -194,8 +266,12 @@ void print_problem(std::ostream& os, const Problem& p) {
     os << fmt::format("    since:         iteration {} (judged on {} iteration{} from there)\n", p.onset_iteration,
                       p.iterations_after_onset, p.iterations_after_onset == 1 ? "" : "s");
   os << fmt::format("    why:           {}{}\n", p.cause, p.evidence.empty() ? "" : ": " + printable(p.evidence));
-  os << "    next:          check the host as a whole (nvidia-smi -q for clocks, power and thermal throttling; "
-        "dmesg for Xid and PCIe errors), then drain it and rerun\n";
+  if (p.place_kind == "host")
+    os << "    next:          check the host as a whole (nvidia-smi -q for clocks, power and thermal throttling; "
+          "dmesg for Xid and PCIe errors), then drain it and rerun\n";
+  if (p.place_kind == "every_rank")
+    os << "    next:          py-spy dump or the host timeline around a slow step; for Python GC, gc.freeze() after "
+          "the model is built and gc.collect() on every rank at the same step\n";
 }
 
 }  // namespace straggler

@@ -129,6 +129,9 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed,
                       v.judged_iterations == 1 ? "is" : "are",
                       v.needed_iterations > 0 ? fmt::format("at least {} needed", v.needed_iterations)
                                               : std::string("no number would do"));
+  } else if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty() && !problems.empty()) {
+    // A problem on every rank: never "healthy as far as ranks go" above it.
+    os << "verdict: " << problem_headline(problems.front());
   } else if (v.stragglers.empty() && v.slow_links.empty() && x.desync.empty()) {
     os << "verdict: healthy as far as ranks go: no straggler, no slow link, no desync (no rank holds the others back; "
           "what the job's own step costs is in the post-mortem below)";
@@ -233,6 +236,8 @@ void print_findings(std::ostream& os, const CrossRankResults& x, const char* ste
     }
   for (size_t si = 0; si < v.stragglers.size(); ++si)
     if (!grouped[si]) print_straggler(os, v.stragglers[si]);
+  for (const auto& p : problems)
+    if (p.place_kind == "every_rank") print_problem(os, p);
   for (const auto& l : v.slow_links) print_slow_link(os, l);
   for (const auto& d : x.desync) {
     const std::string miss = fmt::format("{}", fmt::join(d.missing_ranks, ", "));

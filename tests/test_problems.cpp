@@ -89,3 +89,21 @@ TEST(Problems, ALateOnsetIsNamedWithTheIterationsThatJudgedIt) {
   EXPECT_LE(int64_t(p["iterations_after_onset"]), 4) << f.report;
   EXPECT_EQ(f.report.find("no rank stands out"), std::string::npos) << f.report;
 }
+
+// Every rank stalls its host ~50 ms every 4th step, each at its own moment: the job waits for each
+// in turn. One problem on every rank, period 4, within 20% of the run without the stalls.
+TEST(Problems, StallsOnEveryRankAreOneProblemWithTheirPeriod) {
+  Scanned f, cf;
+  const std::string shape = "--layout 2x2x4 --hosts 4 --iterations 16 --seed 7";
+  ASSERT_NO_FATAL_FAILURE(sim_and_scan("gc", shape + " --fault gc_pause:all:4:50", f));
+  ASSERT_NO_FATAL_FAILURE(sim_and_scan("gc_cf", shape, cf));
+  auto problems = f.summary["problems"].get_array();
+  ASSERT_EQ(problems.size(), 1u) << f.report;
+  auto p = problems.at(0);
+  EXPECT_EQ(std::string(std::string_view(p["place"]["kind"])), "every_rank") << f.report;
+  EXPECT_NEAR(double(p["period_iterations"]), 4, 0.5) << f.report;
+  const double truth = steady_step(f) - steady_step(cf);
+  EXPECT_NEAR(double(p["cost_ms_per_step"]), truth, 0.2 * truth) << f.report;
+  EXPECT_EQ(f.report.find("healthy as far as ranks go"), std::string::npos) << f.report;
+  EXPECT_EQ(cf.summary["problems"].get_array().size(), 0u) << cf.report;
+}
