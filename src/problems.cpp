@@ -145,11 +145,16 @@ std::optional<Problem> stall_problem(const CrossRankResults& x, const std::vecto
   p.cause = "stall", p.place_kind = "every_rank", p.place_name = "every rank";
   p.onset_iteration = numbers && slow.front() < numbers->size() ? (*numbers)[slow.front()] : int64_t(slow.front());
   p.iterations_after_onset = int64_t(common - slow.front());
+  // Episodes: a stall late in a step spills into the next one, so slow steps in a row are one.
+  std::vector<size_t> episodes;
+  for (size_t k = 0; k < slow.size(); ++k)
+    if (k == 0 || slow[k] != slow[k - 1] + 1) episodes.push_back(slow[k]);
   std::vector<double> gaps;
-  for (size_t k = 1; k < slow.size(); ++k) gaps.push_back(double(slow[k] - slow[k - 1]));
+  for (size_t k = 1; k < episodes.size(); ++k) gaps.push_back(double(episodes[k] - episodes[k - 1]));
+  // Recurring: three episodes or more, evenly spaced (+-1 step), as a collector that runs every so
+  // many allocations or a checkpoint every N steps is; two slow stretches are not a pattern.
+  if (episodes.size() < 3) return std::nullopt;
   p.period_iterations = common::median(gaps);
-  // Recurring: apart (two slow steps in a row are a slow stretch) and evenly spaced (+-1 step), as
-  // a collector that runs every so many allocations, a checkpoint every N steps, is.
   for (double g : gaps)
     if (g < 2 || std::abs(g - p.period_iterations) > 1) return std::nullopt;
   p.cost_ms_per_step = cost, p.cost_pct = 100 * cost / mean, p.step_ms_without = without;
