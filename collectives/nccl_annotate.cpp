@@ -1,6 +1,7 @@
 #include "collectives/nccl_annotate.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -17,7 +18,8 @@ struct NcclRange {
   int64_t start, end;
   uint32_t name;
   NcclApi api;
-  size_t index;  // in tl.nvtx
+  size_t index;        // in tl.nvtx
+  int64_t reach = 0;   // the latest end of this range and every one before it on the thread
 };
 using RangesByThread = std::unordered_map<uint32_t, std::vector<NcclRange>>;
 
@@ -56,8 +58,10 @@ RangesByThread mark_ranges(RankTimeline& tl) {
     for (size_t i = 0; i < n.size(); ++i)
       if (const std::string& name = tl.names.str(n.name[i]); classify_torch_nccl_range(name))
         out[n.tid[i]].push_back({n.start[i], n.end[i], n.name[i], classify_call_name(name), i});
-  for (auto& [tid, v] : out)
+  for (auto& [tid, v] : out) {
     std::stable_sort(v.begin(), v.end(), [](const NcclRange& a, const NcclRange& b) { return a.start < b.start; });
+    for (size_t i = 0; i < v.size(); ++i) v[i].reach = i ? std::max(v[i - 1].reach, v[i].end) : v[i].end;
+  }
   return out;
 }
 
@@ -73,16 +77,27 @@ const NcclRange* call_of_range(const std::vector<NcclRange>& v, std::vector<Nccl
 }
 
 // Every launch call's start per thread, sorted: which launches lie between a range and a launch.
-using LaunchesByThread = std::unordered_map<uint32_t, std::vector<int64_t>>;
-LaunchesByThread launches_by_thread(const RankTimeline& tl) {
-  LaunchesByThread out;
-  const auto& k = tl.kernels;
-  for (size_t i = 0; i < k.size(); ++i)
-    if (k.launch[i] != ranks::kNoTime) out[k.launch_tid[i]].push_back(k.launch[i]);
-  for (const auto& u : tl.unmatched_launches) out[u.tid].push_back(u.start);
-  for (auto& [tid, v] : out) std::sort(v.begin(), v.end());
-  return out;
-}
+// Built on first use: only a launch that no range holds needs it.
+class LaunchesByThread {
+ public:
+  explicit LaunchesByThread(const RankTimeline& tl) : tl_(tl) {}
+  const std::vector<int64_t>* of(uint32_t tid) const {
+    if (!by_) {
+      by_.emplace();
+      const auto& k = tl_.kernels;
+      for (size_t i = 0; i < k.size(); ++i)
+        if (k.launch[i] != ranks::kNoTime) (*by_)[k.launch_tid[i]].push_back(k.launch[i]);
+      for (const auto& u : tl_.unmatched_launches) (*by_)[u.tid].push_back(u.start);
+      for (auto& [t, v] : *by_) std::sort(v.begin(), v.end());
+    }
+    auto it = by_->find(tid);
+    return it == by_->end() ? nullptr : &it->second;
+  }
+
+ private:
+  const RankTimeline& tl_;
+  mutable std::optional<std::unordered_map<uint32_t, std::vector<int64_t>>> by_;
+};
 
 // The collective API call that issued a kernel launched at [ls, le] on a thread: the innermost
 // NCCL range around the launch. NCCL does not promise the launch lies inside its API range (a
@@ -96,23 +111,20 @@ const NcclRange* range_of_launch(const RangesByThread& ranges, const LaunchesByT
   if (it == ranges.end()) return nullptr;
   const auto& v = it->second;
   auto ub = std::upper_bound(v.begin(), v.end(), ls, [](int64_t t, const NcclRange& r) { return t < r.start; });
-  for (auto r = ub; r != v.begin();) {
-    --r;
-    if (r->end < le) continue;
-    return call_of_range(v, r);
-  }
-  // No range holds it: the latest range that ended at or before the launch on this thread.
+  // Back from the last range starting by the launch: the first that holds it is the innermost;
+  // else the latest-ending one that ended by the launch. `reach` ends the walk once no earlier
+  // range can hold it or end later than the one found.
   auto before = v.end();
   for (auto r = ub; r != v.begin();) {
     --r;
+    if (r->end >= le) return call_of_range(v, r);
     if (r->end <= ls && (before == v.end() || r->end > before->end)) before = r;
+    if (r->reach < le && before != v.end() && r->reach <= before->end) break;
   }
   if (before == v.end()) return nullptr;
-  auto lt = launches.find(tid);
-  if (lt != launches.end()) {  // any launch in [range start, ls) other than this one: not its range
-    const auto& l = lt->second;
-    auto lo = std::lower_bound(l.begin(), l.end(), before->start);
-    if (lo != l.end() && *lo < ls) return nullptr;
+  if (const auto* l = launches.of(tid)) {  // any launch in [range start, ls) other than this one: not its range
+    auto lo = std::lower_bound(l->begin(), l->end(), before->start);
+    if (lo != l->end() && *lo < ls) return nullptr;
   }
   return call_of_range(v, before);
 }
@@ -173,7 +185,7 @@ void classify_unmatched(RankTimeline& tl, const RangesByThread& ranges, const La
 void annotate_nccl(RankTimeline& tl) {
   mark_kernels(tl);
   const RangesByThread ranges = mark_ranges(tl);
-  const LaunchesByThread launches = launches_by_thread(tl);
+  const LaunchesByThread launches(tl);
   link_launches(tl, ranges, launches);
   classify_unmatched(tl, ranges, launches);
   tl.nccl_annotated = true;
