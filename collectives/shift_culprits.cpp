@@ -1,5 +1,8 @@
 #include "shift_culprits.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "common/stats.hpp"
@@ -39,14 +42,34 @@ std::vector<ShiftCulprit> shift_culprits(const std::vector<std::vector<double>>&
       if (taken[r] || z < opt.z || shift[r] < opt.of_job * job_shift || shift[r] < opt.min_share * mean_step) continue;
       size_t miss = 0;  // iterations after the change where it did not hold
       for (size_t i = at; i < common; ++i) miss += own[r][i] - base[r] < opt.hold * shift[r];
-      const size_t after = common - at;
-      if (miss * 4 > after) continue;
-      found.push_back({r, at, z, shift[r], after});
+      if (miss * 4 > common - at) continue;
+      found.push_back({r, at, z});
     }
     if (found.size() * 2 > n) continue;  // most ranks moved: the job's own change, not some ranks'
     for (const auto& f : found) taken[f.rank_index] = 1, out.push_back(f);
   }
   return out;
+}
+
+// Every shift of the job's step time gets an explanation: the stragglers among the ranks that
+// changed there, a slow link, or, explicitly, a job that slowed down as a whole.
+void explain_change_points(Verdict& v) {
+  for (auto& cp : v.change_points) {
+    std::vector<int> named;
+    for (const auto& s : v.stragglers)
+      if (std::count(cp.culprit_ranks.begin(), cp.culprit_ranks.end(), s.rank)) named.push_back(s.rank);
+    std::sort(named.begin(), named.end());
+    if (!named.empty())
+      cp.explanation = fmt::format("straggler{} {}", named.size() == 1 ? "" : "s", fmt::join(named, ", "));
+    else if (!v.slow_links.empty())
+      cp.explanation = "slow link";
+    else if (!cp.culprit_ranks.empty() && !v.stragglers.empty())
+      cp.explanation = "ranks that changed are not stragglers; see the stragglers named above";
+    else if (!cp.culprit_ranks.empty())
+      cp.explanation = "the ranks that changed stay within their peers' spread: no rank stands out";
+    else
+      cp.explanation = "the job as a whole slowed down (no rank stands out)";
+  }
 }
 
 }  // namespace collectives

@@ -1,4 +1,5 @@
-// Ranks whose own time rose at a change point of the job's step time, against their own baseline
+// Change points of the job's step time: the ranks whose own time rose there against their own
+// baseline, and the explanation each change point gets
 // (verdict.hpp, "Who"; a private header of collectives/verdict.cpp).
 //
 // The role comparison (a rank against the median of its stage peers) fails when many peers change
@@ -16,6 +17,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "collectives/verdict.hpp"
+
 namespace collectives {
 
 struct ShiftOptions {
@@ -30,13 +33,15 @@ struct ShiftOptions {
 struct ShiftCulprit {
   size_t rank_index = 0;  // into the own matrix
   size_t at = 0;          // iteration index of the change
-  double z = 0, shift_ms = 0;
-  size_t iterations_after = 0;  // [at, common): what judged it
+  double z = 0;
 };
 
 // own[r][i]: rank r's own time in iteration index i (ms), i in [0, common); index 0 is warm-up.
 // job_step_ms[i]: the job's step; `change_at`: iteration indexes where the job's step shifted up.
 std::vector<ShiftCulprit> shift_culprits(const std::vector<std::vector<double>>& own, const std::vector<double>& job_step_ms,
                                          size_t common, const std::vector<size_t>& change_at, const ShiftOptions& opt = {});
+
+// Every shift of the job's step time gets an explanation (JobChangePoint::explanation).
+void explain_change_points(Verdict& v);
 
 }  // namespace collectives

@@ -205,26 +205,6 @@ struct Window {
 
 }  // namespace
 
-// Every shift of the job's step time gets an explanation: the stragglers among the ranks that
-// changed there, a slow link, or, explicitly, a job that slowed down as a whole.
-void explain_change_points(Verdict& v) {
-  for (auto& cp : v.change_points) {
-    std::vector<int> named;
-    for (const auto& s : v.stragglers)
-      if (std::count(cp.culprit_ranks.begin(), cp.culprit_ranks.end(), s.rank)) named.push_back(s.rank);
-    std::sort(named.begin(), named.end());
-    if (!named.empty())
-      cp.explanation = fmt::format("straggler{} {}", named.size() == 1 ? "" : "s", fmt::join(named, ", "));
-    else if (!v.slow_links.empty())
-      cp.explanation = "slow link";
-    else if (!cp.culprit_ranks.empty() && !v.stragglers.empty())
-      cp.explanation = "ranks that changed are not stragglers; see the stragglers named above";
-    else if (!cp.culprit_ranks.empty())
-      cp.explanation = "the ranks that changed stay within their peers' spread: no rank stands out";
-    else
-      cp.explanation = "the job as a whole slowed down (no rank stands out)";
-  }
-}
 
 
 namespace {
@@ -241,7 +221,6 @@ struct Run {
   std::vector<std::vector<double>> own;                 // [rank][iteration] ms: step less exposed waits
   std::vector<std::vector<double>> excess, prefix;      // [rank][iteration] ms; prefix sums of excess
   std::vector<size_t> job_changes;                      // iteration index of each of v.change_points
-  std::vector<size_t> by_shift;                         // iterations after the change it was named on (0: not so)
   std::vector<std::vector<double>> extra_idle;          // [rank][iteration] ms: GPU idle beyond its role's median
   std::map<Window, std::vector<double>> judged;         // z per rank (ranks' change points often coincide)
   std::map<size_t, std::vector<double>> shifted;        // change index -> own-shift z per rank
@@ -487,7 +466,6 @@ void choose_windows(Run& run, const std::vector<Window>& windows) {
 // named on the stretch after it, even where their stage peers changed too (a whole node), and the
 // change point's culprits are they.
 void name_by_shift(Run& run) {
-  run.by_shift.assign(run.ranks.size(), 0);
   ShiftOptions so;
   so.z = run.opt.own_shift_z, so.spread_floor = run.opt.shift_spread_floor, so.of_job = run.opt.culprit_shift;
   so.min_share = run.opt.min_excess;
@@ -497,7 +475,7 @@ void name_by_shift(Run& run) {
     culprits[f.at].push_back(run.ranks[f.rank_index].rank);
     if (run.best_w[f.rank_index].to != 0) continue;  // named already, on its own stretch
     run.best_w[f.rank_index] = Window{f.at, run.common}, run.best_z[f.rank_index] = f.z;
-    run.by_idle[f.rank_index] = 0, run.by_shift[f.rank_index] = f.iterations_after;
+    run.by_idle[f.rank_index] = 0;
   }
   for (size_t k = 0; k < run.job_changes.size() && k < run.v.change_points.size(); ++k)
     if (auto it = culprits.find(run.job_changes[k]); it != culprits.end()) run.v.change_points[k].culprit_ranks = it->second;
