@@ -241,6 +241,24 @@ std::string problems_json(const std::vector<Problem>& problems) {
   return j.end_array().str();
 }
 
+std::string how_stopped(const std::vector<Problem>& problems) {
+  size_t crashed = 0;
+  std::set<int32_t> blocked;
+  int64_t iteration = -1;
+  for (const auto& p : problems) {
+    if (p.cause != "crash" && p.cause != "hang") continue;
+    if (p.cause == "crash") crashed += p.ranks.size();
+    blocked.insert(p.blocked_ranks.begin(), p.blocked_ranks.end());
+    iteration = p.onset_iteration;  // the same for both: the earliest root row's
+  }
+  std::string out = crashed == 0 ? ": it stopped while its capture went on (a hang)"
+                                 : fmt::format(": {} crashed (its capture ended first, the others stayed blocked)",
+                                               crashed == 1 ? "it" : "they");
+  if (iteration >= 0) out += fmt::format(" in iteration {}", iteration);
+  if (!blocked.empty()) out += fmt::format("; {} rank{} left waiting", blocked.size(), blocked.size() == 1 ? "" : "s");
+  return out;
+}
+
 std::string problem_headline(const Problem& p) {
   std::string where = printable(p.place_name);
   if (p.place_kind == "host")

@@ -35,6 +35,9 @@ struct Problem {
 // Costliest first; a crash or hang (the run ended there) before all.
 std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector<RankRow>& ranks);
 std::string problems_json(const std::vector<Problem>& problems);
+// How the ranks that stopped by themselves stopped (the crash and hang problems): ": it crashed
+// (its capture ended first, the others stayed blocked) in iteration 7; 15 ranks left waiting".
+std::string how_stopped(const std::vector<Problem>& problems);
 // "node-02: 4 of its 4 GPUs (ranks 8, 9, 10, 11) slow_gpu since iteration 4, 14.9% of the step"
 std::string problem_headline(const Problem& p);
 // The block of a problem that stands for several stragglers (one rank's keeps its STRAGGLER block).

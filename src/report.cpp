@@ -100,25 +100,6 @@ void highlight(std::ostream& os, const RunSummaryInput& in, const char* title, d
   os << fmt::format("  [median {:.1f} ms]\n", median);
 }
 
-// How the ranks that stopped by themselves stopped: crashed (capture ended first, the others
-// stayed blocked) or stopped while their capture went on (a hang); in which iteration; and how
-// many ranks were left waiting (in the op itself or further down the chain).
-std::string how_stopped(const std::vector<DesyncRow>& desync) {
-  std::set<int> crashed, blocked;
-  int iteration = -1;
-  for (const auto& d : desync) {
-    crashed.insert(d.crashed_ranks.begin(), d.crashed_ranks.end());
-    blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
-    if (d.root_cause && d.iteration >= 0 && (iteration < 0 || d.iteration < iteration)) iteration = d.iteration;
-  }
-  std::string out = crashed.empty() ? ": it stopped while its capture went on (a hang)"
-                                    : fmt::format(": {} crashed (its capture ended first, the others stayed blocked)",
-                                                  crashed.size() == 1 ? "it" : "they");
-  if (iteration >= 0) out += fmt::format(" in iteration {}", iteration);
-  if (!blocked.empty()) out += fmt::format("; {} left waiting", plural(blocked.size(), "rank"));
-  return out;
-}
-
 // The verdict line: what was found, and over how much evidence.
 void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed, const std::vector<Problem>& problems) {
   const auto& v = x.verdict;
@@ -154,7 +135,7 @@ void print_headline(std::ostream& os, const CrossRankResults& x, bool in_failed,
         }
       const std::string who = fmt::format("{}", fmt::join(stopped, ", "));
       if (!stopped.empty())
-        found.push_back(fmt::format("desync of {} {}{}", stopped.size() == 1 ? "rank" : "ranks", who, how_stopped(x.desync)));
+        found.push_back(fmt::format("desync of {} {}{}", stopped.size() == 1 ? "rank" : "ranks", who, how_stopped(problems)));
       else  // every missing rank waits in another op: the one that stopped was not among those read
         found.push_back(in_failed ? "desync: the rank that stopped is not among the profiles read (see the failures)"
                                   : "desync: every missing rank is blocked elsewhere");

@@ -153,7 +153,8 @@ void PhaseReplay::run() {
     fall.fixes.push_back({"straggler", label, {s.rank}, rows.back().step_ms, int32_t(si)});
   }
   // Stragglers sharing a host are one problem (collectives/problems.hpp): what fixing all of them buys.
-  for (const auto& g : rows_too ? c::group_stragglers(x.verdict) : std::vector<c::StragglerGroup>{}) {
+  for (const auto& g : c::group_stragglers(x.verdict)) {
+    if (!rows_too) break;  // one iteration's window: only the waterfall, which prices ranks
     c::WhatIfChange whole;
     for (size_t si : g.members) {
       const auto& s = x.verdict.stragglers[si];
