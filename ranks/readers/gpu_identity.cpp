@@ -1,5 +1,7 @@
 #include "gpu_identity.hpp"
 
+#include <set>
+
 #include "common/text.hpp"
 
 namespace ranks::detail {
@@ -15,7 +17,8 @@ GpuIdentities::GpuIdentities(const Database& db) {
     const auto cols = db.columns("TARGET_INFO_GPU");
     Statement s(db.handle(),
                 "SELECT " + col_or(cols, "id", "NULL") + ", " + col_or(cols, "cuDevice", "NULL") + ", " +
-                    col_or(cols, "busLocation", "NULL") + ", " + col_or(cols, "uuid", "NULL") +
+                    col_or(cols, "busLocation", "NULL") + ", " + col_or(cols, "uuid", "NULL") + ", " +
+                    col_or(cols, "name", "NULL") +
                     " FROM TARGET_INFO_GPU LIMIT 1024",
                 db.path());
     while (s.step()) {
@@ -24,6 +27,7 @@ GpuIdentities::GpuIdentities(const Database& db) {
       if (!s.null(1)) g.cu_device = s.i64(1);
       if (!s.null(2)) g.bus = clean(s.text(2));
       if (g.bus.empty() && !s.null(3) && !clean(s.text(3)).empty()) g.bus = "uuid:" + clean(s.text(3));
+      if (!s.null(4)) names_[s.null(0) ? -1 : s.i64(0)] = common::ascii_only(s.text(4), 128);
       gpus_.push_back(std::move(g));
     }
   }
@@ -42,6 +46,13 @@ GpuIdentities::GpuIdentities(const Database& db) {
       if (!s.null(3) && !clean(s.text(3)).empty()) cuda_uuid_[key] = "uuid:" + clean(s.text(3));
     }
   }
+}
+
+std::string GpuIdentities::name_of(int device) const {
+  if (auto it = names_.find(device); it != names_.end()) return it->second;
+  std::set<std::string> names;
+  for (const auto& [id, n] : names_) names.insert(n);
+  return names.size() == 1 ? *names.begin() : std::string();
 }
 
 std::string GpuIdentities::bus_of(int64_t pid, int ordinal) const {

@@ -23,6 +23,9 @@ class GpuIdentities {
   // GPUs are listed: a per-rank capture may list every GPU of its host, and each rank's device 0
   // would then be the same one.
   std::string bus_of(int64_t pid, int ordinal) const;
+  // The GPU model (its peak for MFU) of TARGET_INFO_GPU id `device`, else the one name every listed
+  // GPU has, else "" (some exports, the 2026.2 ones seen, have no name column).
+  std::string name_of(int device) const;
 
  private:
   struct Gpu {
@@ -30,6 +33,7 @@ class GpuIdentities {
     std::string bus;                  // busLocation, else "uuid:" + uuid, else ""
   };
   std::vector<Gpu> gpus_;
+  std::map<int64_t, std::string> names_;  // TARGET_INFO_GPU id (-1: NULL) -> the driver's name
   std::map<std::pair<int64_t, int64_t>, int64_t> cuda_device_;  // (pid, cudaId) -> gpuId
   std::map<std::pair<int64_t, int64_t>, std::string> cuda_uuid_;  // (pid, cudaId) -> uuid
 };

@@ -142,7 +142,6 @@ class Reader {
   Database db_;
   std::vector<Proc> procs_;
   std::string schema_, product_, host_;
-  std::map<int64_t, std::string> gpu_names_;  // TARGET_INFO_GPU: device id -> the driver's name
   int64_t utc_epoch_ = 0;
   int64_t window_start_ = 0, window_stop_ = -1, window_length_ = -1;
   bool has_window_start_ = false, windowed_ = false;
@@ -222,20 +221,6 @@ class Reader {
                   db_.path());
       if (s.step()) host_ = sanitize(s.text(0), 255);
     }
-    // The GPU model (its peak for MFU): absent from some exports (the 2026.2 ones seen).
-    if (db_.has_table("TARGET_INFO_GPU") && db_.columns("TARGET_INFO_GPU").count("name")) {
-      Statement s(db_.handle(), "SELECT id, name FROM TARGET_INFO_GPU LIMIT 1024", db_.path());
-      while (s.step())
-        if (!s.null(1)) gpu_names_[s.null(0) ? -1 : s.i64(0)] = sanitize(s.text(1), 128);
-    }
-  }
-
-  // The name of `device` (TARGET_INFO_GPU id), else the one name every listed GPU has, else "".
-  std::string gpu_name(int device) const {
-    if (auto it = gpu_names_.find(device); it != gpu_names_.end()) return it->second;
-    std::set<std::string> names;
-    for (const auto& [id, n] : gpu_names_) names.insert(n);
-    return names.size() == 1 ? *names.begin() : std::string();
   }
 
   void read_kernels(const StringIds& sids) {
@@ -550,7 +535,7 @@ class Reader {
                                   [](auto& a, auto& b) { return a.second < b.second || (a.second == b.second && a.first > b.first); });
       // Device ids outside int are no CUDA ordinal: unknown (-1), said once.
       tl.device = dev->first >= 0 && dev->first <= INT32_MAX ? int(dev->first) : -1;
-      tl.gpu_name = gpu_name(tl.device);
+      tl.gpu_name = gpus.name_of(tl.device);
       tl.gpu_bus = gpus.bus_of(tl.pid, tl.device);
       if (tl.device < 0)
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran its kernels on device id " +
