@@ -251,7 +251,8 @@ std::string how_stopped(const std::vector<Problem>& problems) {
     blocked.insert(p.blocked_ranks.begin(), p.blocked_ranks.end());
     iteration = p.onset_iteration;  // the same for both: the earliest root row's
   }
-  std::string out = crashed == 0 ? ": it stopped while its capture went on (a hang)"
+  // Without a capture end of its own (one file per host holds several processes) a death looks the same.
+  std::string out = crashed == 0 ? ": it stopped while its capture went on (a hang, or a death its capture outlived)"
                                  : fmt::format(": {} crashed (its capture ended first, the others stayed blocked)",
                                                crashed == 1 ? "it" : "they");
   if (iteration >= 0) out += fmt::format(" in iteration {}", iteration);

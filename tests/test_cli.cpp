@@ -246,7 +246,7 @@ TEST_F(Cli, VerdictLineSaysWhatWasFound) {
   ASSERT_EQ(g.status, 0) << g.out;
   r = sh(kScan + " " + hang.string() + " --layout 2x2x2 -o " + out("hang.h5"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("\nverdict: desync of rank 5: it stopped while its capture went on (a hang)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverdict: desync of rank 5: it stopped while its capture went on (a hang"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("rank(s)"), std::string::npos) << r.out;
   auto healthy = sh(kScan + " " + run() + " -o " + out("healthy.h5"));
   EXPECT_NE(healthy.out.find("\nverdict: healthy"), std::string::npos) << healthy.out;

@@ -184,6 +184,8 @@ Conventions make_conventions(const Simulation& sim) {
   random_streams(sim, R, cv);
   random_graphs(sim, R, cv);
   random_capture_starts(sim, R, cv);
+  // Drawn apart: the draws above stay what they were for every seed.
+  cv.launch_after_range = Rng(hash4(conventions_seed(o), 0xC0417, 3, 0)).coin(0.4);
   return cv;
 }
 
@@ -228,6 +230,7 @@ std::string conventions_json(const Simulation& sim, const Conventions& cv, const
       cv.iteration_markers, o.nccl_domain_create);
   out(R"(  "analysis_details_start": "{}", "correlation_ids": "gapped", "stream_ids": "per_process_first_use",)" "\n",
       cv.system_clock_start ? "system_clock" : "capture_relative");
+  out(R"(  "nccl_launch": "{}",)" "\n", cv.launch_after_range ? "after_api_range" : "inside_api_range");
   out(R"(  "p2p_streams": "{}", "dp_overlap": {},)" "\n", o.schedule != "1f1b" && o.layout.pp > 1 ? "one_per_direction" : o.p2p_one_stream ? "one_per_rank" : "one_per_link", o.dp_overlap);
   out("  \"files\": [");
   for (size_t i = 0; i < files.size(); ++i) {

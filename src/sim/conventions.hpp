@@ -29,6 +29,7 @@ struct Conventions {
   bool iteration_markers = true;    // ProfilerStep#N NVTX ranges
   bool system_clock_start = false;  // 3.25: ANALYSIS_DETAILS.startTime = systemClockNs (2026.x)
   bool extra_strings = false;       // cudaGraphLaunch, ncclCommAbort, watchdog thread names
+  bool launch_after_range = false;  // NCCL's API range ends where its kernel's launch starts (nothing promises it holds it)
   std::vector<int64_t> pid;         // per rank
   std::vector<int> device;          // per rank
   std::vector<std::array<int, kStreamSlots>> stream;  // per rank: id per slot, -1 never created

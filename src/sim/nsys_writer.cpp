@@ -467,7 +467,7 @@ void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
   };
   for (const Op& op : tr.ops) {
     if (op.type != OpType::Coll) continue;
-    const int64_t s = op.cpu_start, e = op.cpu_end;
+    const int64_t s = op.cpu_start, e = c.cv.launch_after_range ? coll_launch_start(op) : op.cpu_end;
     cur = &op;
     if (op.api == Api::AllReduce) {
       range(s, e, kNvAllReduce);
@@ -477,7 +477,7 @@ void write_nvtx(sqlite3* db, const Proc& p, int64_t& rows) {
     int64_t t = s + 900;
     if (op.api != Api::Recv) range(t, t + 1500, kNvSend), t += 1800;
     if (op.api != Api::Send) range(t, t + 1500, kNvRecv), t += 1800;
-    range(t, e, kNvGroupEnd);  // the kernel launch happens inside ncclGroupEnd
+    range(t, e, kNvGroupEnd);  // the kernel launch happens inside ncclGroupEnd (or right after it)
   }
   // Crash runs: the NCCL watchdog times out on the blocked launch and aborts the communicators.
   if (const int64_t w = watchdog_at(sim, rank); w >= 0) {
