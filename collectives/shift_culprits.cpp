@@ -16,37 +16,55 @@ double median_of(const std::vector<double>& v, size_t from, size_t to) {
 }
 }  // namespace
 
+namespace {
+
+// The ranks that shifted at iteration index `at` (see the header); none when most did.
+std::vector<ShiftCulprit> culprits_at(const std::vector<std::vector<double>>& own, size_t at, size_t common,
+                                      double job_shift, double mean_step, const std::vector<uint8_t>& taken,
+                                      const ShiftOptions& opt) {
+  const size_t n = own.size();
+  std::vector<double> base(n, 0), shift(n, 0);
+  for (size_t r = 0; r < n; ++r) {
+    base[r] = median_of(own[r], 1, at);
+    shift[r] = median_of(own[r], at, common) - base[r];
+  }
+  const double med = common::median(shift);
+  const double spread = std::max(common::mad_sigma(shift, med), opt.spread_floor * mean_step);
+  std::vector<ShiftCulprit> found;
+  for (size_t r = 0; r < n; ++r) {
+    const double z = spread > 0 ? (shift[r] - med) / spread : 0;
+    if (taken[r] || z < opt.z || shift[r] < opt.of_job * job_shift || shift[r] < opt.min_share * mean_step) continue;
+    size_t miss = 0;  // iterations after the change where it did not hold
+    for (size_t i = at; i < common; ++i) miss += own[r][i] - base[r] < opt.hold * shift[r];
+    if (miss * 4 > common - at) continue;
+    found.push_back({r, at, z});
+  }
+  if (found.size() * 2 > n) found.clear();  // most ranks moved: the job's own change, not some ranks'
+  return found;
+}
+
+}  // namespace
+
 std::vector<ShiftCulprit> shift_culprits(const std::vector<std::vector<double>>& own, const std::vector<double>& job_step_ms,
                                          size_t common, const std::vector<size_t>& change_at, const ShiftOptions& opt) {
   std::vector<ShiftCulprit> out;
   const size_t n = own.size();
   if (n < 3 || common < 3 || job_step_ms.size() < common) return out;
+  for (const auto& o : own)
+    if (o.size() < common) return out;
   double mean_step = 0;
   for (size_t i = 1; i < common; ++i) mean_step += job_step_ms[i] / double(common - 1);
   std::vector<uint8_t> taken(n, 0);
-  for (size_t at : change_at) {
+  for (size_t k = 0; k < change_at.size(); ++k) {
+    const size_t at = change_at[k];
     if (at < 1 + opt.min_before || at >= common) continue;
     const double job_shift = median_of(job_step_ms, at, common) - median_of(job_step_ms, 1, at);
     if (job_shift <= 0) continue;  // a speed-up names nobody
-    std::vector<double> base(n, 0), shift(n, 0);
-    for (size_t r = 0; r < n; ++r) {
-      if (own[r].size() < common) return out;
-      base[r] = median_of(own[r], 1, at);
-      shift[r] = median_of(own[r], at, common) - base[r];
-    }
-    const double med = common::median(shift);
-    const double spread = std::max(common::mad_sigma(shift, med), opt.spread_floor * mean_step);
-    std::vector<ShiftCulprit> found;
-    for (size_t r = 0; r < n; ++r) {
-      const double z = spread > 0 ? (shift[r] - med) / spread : 0;
-      if (taken[r] || z < opt.z || shift[r] < opt.of_job * job_shift || shift[r] < opt.min_share * mean_step) continue;
-      size_t miss = 0;  // iterations after the change where it did not hold
-      for (size_t i = at; i < common; ++i) miss += own[r][i] - base[r] < opt.hold * shift[r];
-      if (miss * 4 > common - at) continue;
-      found.push_back({r, at, z});
-    }
-    if (found.size() * 2 > n) continue;  // most ranks moved: the job's own change, not some ranks'
-    for (const auto& f : found) taken[f.rank_index] = 1, out.push_back(f);
+    // The job's step may shift an iteration before the ranks' own time does (work launched in one
+    // step runs in the next): the change, else the iteration after it.
+    auto found = culprits_at(own, at, common, job_shift, mean_step, taken, opt);
+    if (found.empty() && at + 1 < common) found = culprits_at(own, at + 1, common, job_shift, mean_step, taken, opt);
+    for (auto& f : found) f.change = k, taken[f.rank_index] = 1, out.push_back(f);
   }
   return out;
 }

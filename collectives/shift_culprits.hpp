@@ -32,7 +32,8 @@ struct ShiftOptions {
 
 struct ShiftCulprit {
   size_t rank_index = 0;  // into the own matrix
-  size_t at = 0;          // iteration index of the change
+  size_t at = 0;          // iteration index its own time shifted at (the change, or the one after)
+  size_t change = 0;      // which of change_at
   double z = 0;
 };
 

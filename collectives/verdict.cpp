@@ -14,6 +14,7 @@
 #include "common/stats.hpp"
 #include "consistency.hpp"
 #include "onset.hpp"
+#include "host_culprits.hpp"
 #include "shift_culprits.hpp"
 #include "ranks/changepoint.hpp"
 
@@ -470,15 +471,30 @@ void name_by_shift(Run& run) {
   so.z = run.opt.own_shift_z, so.spread_floor = run.opt.shift_spread_floor, so.of_job = run.opt.culprit_shift;
   so.min_share = run.opt.min_excess;
   const auto found = shift_culprits(run.own, run.v.job_step_ms, run.common, run.job_changes, so);
-  std::map<size_t, std::vector<int>> culprits;  // change index -> ranks
+  std::map<size_t, std::vector<int>> culprits;  // change point -> ranks
   for (const auto& f : found) {
-    culprits[f.at].push_back(run.ranks[f.rank_index].rank);
+    culprits[f.change].push_back(run.ranks[f.rank_index].rank);
     if (run.best_w[f.rank_index].to != 0) continue;  // named already, on its own stretch
     run.best_w[f.rank_index] = Window{f.at, run.common}, run.best_z[f.rank_index] = f.z;
     run.by_idle[f.rank_index] = 0;
   }
-  for (size_t k = 0; k < run.job_changes.size() && k < run.v.change_points.size(); ++k)
-    if (auto it = culprits.find(run.job_changes[k]); it != culprits.end()) run.v.change_points[k].culprit_ranks = it->second;
+  for (const auto& [k, ranks] : culprits)
+    if (k < run.v.change_points.size()) run.v.change_points[k].culprit_ranks = ranks;
+}
+
+// Ranks of a host slower than their stage peers on other hosts over the whole steady run
+// (host_culprits.hpp): named there, where the role median moved with them.
+void name_by_host(Run& run) {
+  std::vector<int> role;
+  std::vector<std::string> host;
+  std::vector<double> blame;
+  const Window whole{1, run.common};
+  for (size_t i = 0; i < run.ranks.size(); ++i)
+    role.push_back(run.ranks[i].role), host.push_back(run.ranks[i].host), blame.push_back(run.blame_in(i, whole));
+  HostCulpritOptions ho;
+  ho.slow_ratio = run.opt.slow_gpu_ratio, ho.min_blame = run.opt.min_blame;
+  for (size_t i : slow_host_ranks(run.own, role, host, blame, run.common, run.run_ms(whole), ho))
+    if (run.best_w[i].to == 0) run.best_w[i] = whole, run.best_z[i] = run.opt.outlier_z, run.by_idle[i] = 0;
 }
 
 // Slow communicators per rank, from find_slow_links.
@@ -583,6 +599,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
     if (after <= count) break;
   }
   name_by_shift(run);
+  if (run.common > 1) name_by_host(run);
   name_stragglers(run, links);
   std::sort(v.stragglers.begin(), v.stragglers.end(), [](auto& a, auto& b) { return a.blame_ms > b.blame_ms; });
   explain_change_points(v);

@@ -107,3 +107,22 @@ TEST(Problems, StallsOnEveryRankAreOneProblemWithTheirPeriod) {
   EXPECT_EQ(f.report.find("healthy as far as ranks go"), std::string::npos) << f.report;
   EXPECT_EQ(cf.summary["problems"].get_array().size(), 0u) << cf.report;
 }
+
+// The whole node slow from the first steady iteration: no change point, and the node holds half of
+// its stage, so the stage median moves with it. Hosts are compared within the stage instead.
+TEST(Problems, ANodeSlowFromTheStartIsNamedByItsHost) {
+  Scanned f, cf;
+  std::string node;
+  for (int r : {8, 9, 10, 11}) node += " --fault slow_gpu:" + std::to_string(r) + ":1:1.25";
+  const std::string shape = "--layout 2x2x4 --hosts 4 --iterations 10 --seed 9";
+  ASSERT_NO_FATAL_FAILURE(sim_and_scan("node_start", shape + node, f));
+  ASSERT_NO_FATAL_FAILURE(sim_and_scan("node_start_cf", shape, cf));
+  auto problems = f.summary["problems"].get_array();
+  ASSERT_EQ(problems.size(), 1u) << f.report;
+  auto p = problems.at(0);
+  EXPECT_EQ(std::string(std::string_view(p["place"]["name"])), "node-02") << f.report;
+  EXPECT_EQ(p["ranks"].get_array().size(), 4u) << f.report;
+  const double truth = steady_step(f) - steady_step(cf);
+  EXPECT_NEAR(double(p["cost_ms_per_step"]), truth, 0.1 * truth) << f.report;
+  EXPECT_EQ(cf.summary["problems"].get_array().size(), 0u) << cf.report;
+}
