@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 37: faults spread over several ranks (a whole node, every rank) and late onsets, on each
+# simulator, against the same seed written without the fault. One table row per run: what the
+# first problem names, its cost, and the truth (the faulty run's mean step over the phase the cost
+# is for, less the run without the fault over the same steps).
+#   bench/problems_matrix.sh [--seeds "1 2 3"] [--out DIR]      SS_SCAN_BIN overrides the binary
+# tests/sim3's own classes and checks: tests/sim3/matrix.sh (this adds our generator and tests/indep).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="${SS_SCAN_BIN:-$ROOT/build/src/straggler-scan}" SIM="$ROOT/build/src/sim/straggler-sim"
+SEEDS="1 2 3" OUT="${TMPDIR:-/tmp}/problems-matrix" PY=/usr/bin/python3
+while [ $# -gt 0 ]; do
+  case "$1" in --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;; *) echo "usage: $0 [--seeds S] [--out DIR]" >&2; exit 2 ;; esac
+  shift
+done
+mkdir -p "$OUT"
+node() { local f=""; for r in "$@"; do f="$f --fault slow_gpu:$r"; done; echo "$f"; }
+# name | simulator | shared options | fault options | expected place (host name pattern or every_rank or rank)
+CASES=(
+  "node_onset|ours|--layout 2x2x4 --hosts 4 --iterations 12|$(node 8:3:1.3 9:3:1.3 10:3:1.3 11:3:1.3)|host"
+  "node_start|ours|--layout 2x2x4 --hosts 4 --iterations 10|$(node 8:1:1.25 9:1:1.25 10:1:1.25 11:1:1.25)|host"
+  "late_onset|ours|--layout 2x2x4 --hosts 4 --iterations 12|--fault slow_gpu:11:9:1.3|rank"
+  "gc_all|ours|--layout 2x2x4 --hosts 4 --iterations 16|--fault gc_pause:all:4:50|every_rank"
+  "node_onset|indep|--layout 2x2x4 --gpus-per-host 4|$(node 8:4:1.3 9:4:1.3 10:4:1.3 11:4:1.3)|host"
+  "late_onset|indep|--layout 2x2x4 --gpus-per-host 4|--fault slow_gpu:13:9:1.3|rank"
+  "gc_all|indep|--layout 2x2x4 --gpus-per-host 4 --iters 16 --cpu-lead-ms 5|--fault gc_pause:all:4:50|every_rank"
+)
+printf "| case | simulator | seed | named | cost ms/step | truth ms/step | error |\n|---|---|---|---|---|---|---|\n"
+fail=0
+for seed in $SEEDS; do
+  for c in "${CASES[@]}"; do
+    IFS='|' read -r name sim shared fault want <<<"$c"
+    d="$OUT/$name-$sim-$seed"; rm -rf "$d" "$d.cf"
+    if [ "$sim" = ours ]; then gen=("$SIM"); else gen=("$PY" "$ROOT/tests/indep/indep_sim.py"); fi
+    "${gen[@]}" "$d" $shared --seed "$seed" $fault >/dev/null 2>&1 && "${gen[@]}" "$d.cf" $shared --seed "$seed" >/dev/null 2>&1 || { echo "| $name | $sim | $seed | generator failed | | | |"; fail=1; continue; }
+    "$BIN" "$d" --summary "$d.json" -o "$d.h5" >/dev/null 2>&1 && "$BIN" "$d.cf" --summary "$d.cf.json" -o "$d.cf.h5" >/dev/null 2>&1 || { echo "| $name | $sim | $seed | scan failed | | | |"; fail=1; continue; }
+    "$PY" - "$d.json" "$d.cf.json" "$d.cf.h5" "$name" "$sim" "$seed" "$want" <<'PYEOF' || fail=1
+import json, sys, subprocess
+s, cf = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+name, sim, seed, want = sys.argv[4:8]
+ps, cps = s.get('problems') or [], cf.get('problems') or []
+if not ps:
+    print(f"| {name} | {sim} | {seed} | **nothing** | | | |"); sys.exit(1)
+p = ps[0]
+wf = s['waterfall'][-1]  # the phase the cost is for; the counterfactual's steps over the same iterations
+import h5py
+f = h5py.File(sys.argv[3], 'r')
+num, steps = f['/iterations/number'][()], f['/iterations/step_ms'][()]
+lo, hi = wf['from_iteration'], wf['to_iteration']
+per = {}
+for n, st in zip(num, steps):
+    if lo <= n <= hi: per.setdefault(int(n), []).append(float(st))
+cf_step = sum(sorted(v)[len(v) // 2] for v in per.values()) / len(per)
+truth = wf['step_ms'] - cf_step
+cost = p['cost_ms_per_step']
+err = (cost - truth) / truth if truth > 0 else float('nan')
+ok = p['place']['kind'] == want and abs(err) <= (0.2 if want == 'every_rank' else 0.1) and not cps
+label = f"{p['place']['name']} {p['cause']}" + (f" every {p['period_iterations']:.0f}" if p.get('period_iterations') else '')
+print(f"| {name} | {sim} | {seed} | {label}{'' if ok else ' **FAIL**'} | {cost:.2f} | {truth:.2f} | {100 * err:+.1f}% |")
+sys.exit(0 if ok else 1)
+PYEOF
+  done
+done
+exit $fail
