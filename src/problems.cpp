@@ -203,6 +203,8 @@ std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector
     p.evidence = fmt::format("{} transfers {:.2f}x slower than their like", l.collective, l.slowdown);
     out.push_back(std::move(p));
   }
+  const bool marked = std::all_of(rows.begin(), rows.end(), [](const RankRow& r) { return r.iteration_source == "nvtx"; });
+  for (auto& p : out) p.unit = marked ? "step" : "repeating unit";
   auto cost = [](const Problem& p) { return std::isfinite(p.cost_ms_per_step) ? p.cost_ms_per_step : -1.0; };
   std::stable_sort(out.begin() + long(stopped), out.end(), [&](const Problem& a, const Problem& b) { return cost(a) > cost(b); });
   return out;
@@ -232,6 +234,7 @@ std::string problems_json(const std::vector<Problem>& problems) {
     j.key("cost_ms_per_step"), num(p.cost_ms_per_step);
     j.key("cost_pct"), num(p.cost_pct);
     j.key("step_ms_without"), num(p.step_ms_without);
+    j.key("unit").value(p.unit);
     j.key("shares").begin_array();
     for (const auto& s : p.shares) j.begin_object().key("rank").value(int64_t(s.rank)).key("ms_per_step").value(s.ms_per_step).end_object();
     j.end_array().key("finding");
@@ -270,21 +273,21 @@ std::string problem_headline(const Problem& p) {
     s = fmt::format("every rank: host stalls{}", p.finding.empty() ? "" : " (" + p.finding + ")");
   if (p.onset_iteration >= 0) s += fmt::format(" since iteration {}", p.onset_iteration);
   if (std::isfinite(p.period_iterations)) s += fmt::format(", every {:.0f} iterations", p.period_iterations);
-  if (std::isfinite(p.cost_ms_per_step)) s += fmt::format(", costs {:.2f} ms per step ({:.1f}%)", p.cost_ms_per_step, p.cost_pct);
+  if (std::isfinite(p.cost_ms_per_step)) s += fmt::format(", costs {:.2f} ms per {} ({:.1f}%)", p.cost_ms_per_step, p.unit, p.cost_pct);
   return s;
 }
 
 void print_problem(std::ostream& os, const Problem& p) {
   os << "  PROBLEM " << problem_headline(p) << "\n";
   if (std::isfinite(p.cost_ms_per_step) && p.place_kind == "every_rank") {
-    os << fmt::format("    costs the job: {:.2f} ms per step ({:.1f}% of the step): the mean step less the median of the "
-                      "steps without a stall ({:.2f} ms)\n", p.cost_ms_per_step, p.cost_pct, p.step_ms_without);
+    os << fmt::format("    costs the job: {:.2f} ms per {} ({:.1f}% of it): the mean {} less the median of those without a "
+                      "stall ({:.2f} ms)\n", p.cost_ms_per_step, p.unit, p.cost_pct, p.unit, p.step_ms_without);
   } else if (std::isfinite(p.cost_ms_per_step)) {
     std::vector<std::string> shares;
     for (const auto& s : p.shares) shares.push_back(fmt::format("rank {} {:.2f}", s.rank, s.ms_per_step));
-    os << fmt::format("    costs the job: {:.2f} ms per step ({:.1f}% of the step): what fixing the whole problem buys (the "
-                      "replay: step {:.2f} ms without it); each rank's share in ms per step: {}\n",
-                      p.cost_ms_per_step, p.cost_pct, p.step_ms_without, fmt::join(shares, ", "));
+    os << fmt::format("    costs the job: {:.2f} ms per {} ({:.1f}% of it): what fixing the whole problem buys (the "
+                      "replay: {:.2f} ms without it); each rank's share in ms per {}: {}\n",
+                      p.cost_ms_per_step, p.unit, p.cost_pct, p.step_ms_without, p.unit, fmt::join(shares, ", "));
   }
   if (p.onset_iteration >= 0)
     os << fmt::format("    since:         iteration {} (judged on {} iteration{} from there)\n", p.onset_iteration,

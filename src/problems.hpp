@@ -29,6 +29,8 @@ struct Problem {
   double cost_ms_per_step = NAN, cost_pct = NAN, step_ms_without = NAN;
   std::vector<ProblemShare> shares;  // add up to the cost
   std::string finding, evidence;
+  // What the cost is per: "step" (step markers), else "repeating unit" (the collective period).
+  std::string unit = "step";
   std::vector<size_t> stragglers;  // the verdict's rows it stands for (place host: several)
 };
 
