@@ -471,3 +471,32 @@ TEST(Fixture, AnNcclRangeOwnsTheLaunchRightAfterIt) {
   for (size_t i = 0; i < k.size(); ++i)  // the completed NCCL kernel gets the range's call
     if (k.is_nccl[i]) EXPECT_EQ(tl.names.str(k.nccl_api[i]), "ncclAllReduce");
 }
+
+// The rank a launcher gave the process nsys started, from its recorded environment
+// (META_DATA_CAPTURE PROCESS_0:ENVIRONMENT_VARIABLE rows): torchrun's RANK first, then Open MPI's,
+// PMI's, Slurm's; only a plain number counts, and only a one-process file claims it.
+TEST(Fixture, TheLaunchersRankNamesAOneProcessFile) {
+  TempDir t;
+  auto make = [&](const std::string& name, const std::vector<std::string>& env, std::vector<long long> pids) {
+    const auto path = t.file(name);
+    NsysFixture f(path);
+    for (long long pid : pids) f.kernel(pid, 0, 7, 1000, 2000, "gemm", 10 + pid);
+    f.exec("CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT)");
+    for (const auto& v : env)
+      f.exec("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', '" + v + "')");
+    f.exec("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_1:ENVIRONMENT_VARIABLE', 'RANK=\"9\"')");
+    return path;
+  };
+  auto one = read_annotated(make("a.sqlite", {"SECRET_TOKEN=\"abc\"", "SLURM_PROCID=\"4\"", "RANK=\"12\"", "WORLD_SIZE=\"16\""}, {1}));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].claimed_rank, 12);
+  EXPECT_EQ(one[0].claimed_world, 16);
+  auto slurm = read_annotated(make("b.sqlite", {"SLURM_PROCID=5", "SLURM_NTASKS=3"}, {1}));
+  EXPECT_EQ(slurm[0].claimed_rank, 5);
+  EXPECT_EQ(slurm[0].claimed_world, -1);  // a size not above the rank is no size
+  auto junk = read_annotated(make("c.sqlite", {"RANK=\"1e3\"", "RANK=\"-1\""}, {1}));
+  EXPECT_EQ(junk[0].claimed_rank, -1);
+  auto two = read_annotated(make("d.sqlite", {"RANK=\"2\""}, {1, 2}));
+  ASSERT_EQ(two.size(), 2u);
+  for (const auto& tl : two) EXPECT_EQ(tl.claimed_rank, -1) << "a file of several processes holds the launcher's environment";
+}

@@ -17,6 +17,7 @@
 #include "ranks/nsys_reader.hpp"
 #include "ranks/cuda_api.hpp"
 #include "gpu_identity.hpp"
+#include "launch_env.hpp"
 #include "nvtx_payload.hpp"
 #include "sqlite_db.hpp"
 #include "timeline_sort.hpp"
@@ -525,6 +526,9 @@ class Reader {
   std::vector<RankTimeline> finish() {
     std::vector<RankTimeline> out;
     const detail::GpuIdentities gpus(db_);
+    // The launcher's rank of the process nsys started: names a one-process file's rank
+    // (rank_assignment.hpp (d)); a file of several processes holds the launcher's environment.
+    const detail::LaunchRank launched = detail::launch_rank(db_);
     for (auto& p : procs_) {
       auto& tl = p.tl;
       tl.file = db_.path();
@@ -537,6 +541,7 @@ class Reader {
       tl.device = dev->first >= 0 && dev->first <= INT32_MAX ? int(dev->first) : -1;
       tl.gpu_name = gpus.name_of(tl.device);
       tl.gpu_bus = gpus.bus_of(tl.pid, tl.device);
+      if (procs_.size() == 1) tl.claimed_rank = launched.rank, tl.claimed_world = launched.world;
       if (tl.device < 0)
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran its kernels on device id " +
                               std::to_string(dev->first) + ", which is no CUDA device ordinal: device unknown");
