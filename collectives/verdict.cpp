@@ -400,14 +400,25 @@ void name_by_shift(Run& run) {
   so.min_share = run.opt.min_excess;
   const auto found = shift_culprits(run.own, run.v.job_step_ms, run.common, run.job_changes, so);
   std::map<size_t, std::vector<int>> culprits;  // change point -> ranks
+  std::map<size_t, size_t> shifted_at;           // change point -> where its culprits' own time shifted
   for (const auto& f : found) {
     culprits[f.change].push_back(run.ranks[f.rank_index].rank);
+    auto [it, fresh] = shifted_at.try_emplace(f.change, f.at);
+    if (!fresh && it->second != f.at) it->second = run.job_changes[f.change];  // they disagree: keep the job's
     if (run.best_w[f.rank_index].to != 0) continue;  // named already, on its own stretch
     run.best_w[f.rank_index] = Window{f.at, run.common}, run.best_z[f.rank_index] = f.z;
     run.by_idle[f.rank_index] = 0;
   }
   for (const auto& [k, ranks] : culprits)
     if (k < run.v.change_points.size()) run.v.change_points[k].culprit_ranks = ranks;
+  // The job's step moved an iteration before its culprits' own time (work launched in one step
+  // runs in the next): the change, and the phase the costs are measured on, start where they moved.
+  for (const auto& [k, at] : shifted_at) {
+    if (k >= run.v.change_points.size() || at == run.job_changes[k] || run.ranks.empty()) continue;
+    auto& cp = run.v.change_points[k];
+    cp.iteration = number(run.ranks.front(), at);
+    cp.before_ms = mean_from(run.v.job_step_ms, 1, at), cp.after_ms = mean_from(run.v.job_step_ms, at, run.common);
+  }
 }
 
 // Ranks of a host slower than their stage peers on other hosts over the whole steady run

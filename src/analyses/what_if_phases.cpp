@@ -40,6 +40,17 @@ std::vector<Window> phases_of(const CrossRankResults& x) {
         cuts.push_back(i);
         break;
       }
+  // A straggler's onset starts a phase too, where no change point of the job's step marks it (an
+  // onset in the first steady iterations has no baseline to find one against): its cost is measured
+  // from when it began, not diluted by the steps before. One step before it may be a phase.
+  for (const auto& s : x.verdict.stragglers) {
+    if (s.onset_iteration < 0 || !numbers) continue;
+    int32_t i = first;
+    while (i < end && (*numbers)[size_t(i)] < s.onset_iteration) ++i;
+    if (i + 2 > end || std::find(cuts.begin(), cuts.end(), i) != cuts.end()) continue;
+    const auto next = std::upper_bound(cuts.begin(), cuts.end(), i);
+    if (i - *(next - 1) >= 1 && (next == cuts.end() || *next - i >= 2)) cuts.insert(next, i);
+  }
   cuts.push_back(end);
   std::vector<Window> out;
   for (size_t p = 0; p + 1 < cuts.size(); ++p) {
