@@ -3,17 +3,35 @@
 # simulator, against the same seed written without the fault. One table row per run: what the
 # first problem names, its cost, and the truth (the faulty run's mean step over the phase the cost
 # is for, less the run without the fault over the same steps).
-#   bench/problems_matrix.sh [--seeds "1 2 3"] [--out DIR]      SS_SCAN_BIN overrides the binary
+#   bench/problems_matrix.sh [--seeds "1 2 3"] [--out DIR] [--healthy N]   SS_SCAN_BIN overrides the binary
+# --healthy N: instead, N seeds x 3 noise levels of straggler-sim's realistic noise (SPEC.md), each
+# of which must name no problem; prints the count.
 # tests/sim3's own classes and checks: tests/sim3/matrix.sh (this adds our generator and tests/indep).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${SS_SCAN_BIN:-$ROOT/build/src/straggler-scan}" SIM="$ROOT/build/src/sim/straggler-sim"
-SEEDS="1 2 3" OUT="${TMPDIR:-/tmp}/problems-matrix" PY=/usr/bin/python3
+SEEDS="1 2 3" OUT="${TMPDIR:-/tmp}/problems-matrix" PY=/usr/bin/python3 HEALTHY=0
 while [ $# -gt 0 ]; do
-  case "$1" in --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;; *) echo "usage: $0 [--seeds S] [--out DIR]" >&2; exit 2 ;; esac
+  case "$1" in --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;; --healthy) HEALTHY="$2"; shift ;;
+    *) echo "usage: $0 [--seeds S] [--out DIR] [--healthy N]" >&2; exit 2 ;; esac
   shift
 done
 mkdir -p "$OUT"
+if [ "$HEALTHY" -gt 0 ]; then
+  n=0 bad=0
+  for seed in $(seq 1 "$HEALTHY"); do
+    for nz in 0.15:2:0.01:0.02 0.1:5:0.01:0.02 0.05:10:0.01:0.02; do
+      d="$OUT/healthy-$seed-$nz"; rm -rf "$d"
+      "$SIM" "$d" --layout 2x2x4 --hosts 4 --iterations 16 --seed "$seed" --noise "$nz" --conventions random >/dev/null 2>&1
+      "$BIN" "$d" --summary "$d.json" -o "$d.h5" >/dev/null 2>&1
+      n=$((n + 1))
+      k=$("$PY" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['problems']))" "$d.json" 2>/dev/null || echo scan-failed)
+      [ "$k" = 0 ] || { bad=$((bad + 1)); echo "problem named: seed $seed noise $nz ($k)"; }
+    done
+  done
+  echo "healthy runs with realistic noise: $n, naming a problem: $bad"
+  [ "$bad" = 0 ]; exit
+fi
 node() { local f=""; for r in "$@"; do f="$f --fault slow_gpu:$r"; done; echo "$f"; }
 # name | simulator | shared options | fault options | expected place (host name pattern or every_rank or rank)
 CASES=(
