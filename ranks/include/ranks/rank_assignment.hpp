@@ -11,7 +11,7 @@
 //      node index; a warning says so);
 //  (c) a rank map CSV (file,key,rank) overrides both;
 //  (d) a one-process file whose content names its rank (the PyTorch profiler's distributedInfo; the
-//      launcher's RANK / SLURM_PROCID ... in the environment nsys recorded, readers/launch_env.hpp)
+//      launcher's RANK / SLURM_PROCID ... in the environment the profiler recorded, launch_env.hpp)
 //      takes that rank, over its file name (names such as worker0_step_12.1694128201545 mislead).
 // Nothing is sized by a number from a file name: node numbers that are no plausible index are
 // replaced by positions, and rank numbers far beyond the ranks found (process ids from a profiler's
