@@ -37,7 +37,7 @@ std::vector<ShiftCulprit> culprits_at(const std::vector<std::vector<double>>& ow
     size_t miss = 0;  // iterations after the change where it did not hold
     for (size_t i = at; i < common; ++i) miss += own[r][i] - base[r] < opt.hold * shift[r];
     if (miss * 4 > common - at) continue;
-    found.push_back({r, at, z});
+    found.push_back({r, at, 0, z});
   }
   if (found.size() * 2 > n) found.clear();  // most ranks moved: the job's own change, not some ranks'
   return found;

@@ -468,8 +468,11 @@ TEST(Fixture, AnNcclRangeOwnsTheLaunchRightAfterIt) {
   ASSERT_EQ(tl.unfinished_launches.size(), 1u);
   EXPECT_EQ(tl.unfinished_launches[0].launch, 7100);
   const auto& k = tl.kernels;
-  for (size_t i = 0; i < k.size(); ++i)  // the completed NCCL kernel gets the range's call
-    if (k.is_nccl[i]) EXPECT_EQ(tl.names.str(k.nccl_api[i]), "ncclAllReduce");
+  for (size_t i = 0; i < k.size(); ++i) {  // the completed NCCL kernel gets the range's call
+    if (k.is_nccl[i]) {
+      EXPECT_EQ(tl.names.str(k.nccl_api[i]), "ncclAllReduce");
+    }
+  }
 }
 
 // The rank a launcher gave the process nsys started, from its recorded environment
