@@ -500,6 +500,10 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
   find_layout(streams, comms, given, res.layout);
   if (res.layout.layout) {
     drop_chance_links(comms, res.layout, opt);
+    if (const size_t dropped = complete_links(p2p, *res.layout.layout, comms, opt))
+      res.layout.notes.push_back(fmt::format("{} p2p links from a pipeline's last stage to its first were dropped: found in at "
+                                             "most half of the pipelines, a chance coincidence of end times, not interleaving",
+                                             dropped));
     name_by_layout(comms, res.layout);
   }
   for (size_t i = 0; i < comms.size(); ++i)

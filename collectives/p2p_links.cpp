@@ -327,6 +327,63 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, 
   return accept_links(s, cands, fallback, opt);
 }
 
+size_t complete_links(const std::vector<const StreamSummary*>& s, const topology::ParallelLayout& l, std::vector<Communicator>& comms,
+                      const CommunicatorOptions& opt) {
+  if (l.pp < 2) return 0;
+  std::map<int32_t, std::vector<const StreamSummary*>> of_rank;
+  for (const auto* x : s) of_rank[x->rank].push_back(x);
+  auto is_wrap = [&](const Communicator& c) {
+    return c.p2p && c.members.size() == 2 && l.pp > 2 &&
+           std::abs(l.pp_rank(c.members[0].rank) - l.pp_rank(c.members[1].rank)) == l.pp - 1;
+  };
+  // Interleaving runs the same schedule on every pipeline: a wrap link in at most half of them is
+  // a chance coincidence of ends (GPipe's last stage and first can end together), not a ring.
+  const size_t wraps = size_t(std::count_if(comms.begin(), comms.end(), is_wrap));
+  const bool wrap = wraps * 2 > size_t(l.tp) * size_t(l.dp);
+  size_t dropped = 0;
+  if (!wrap && wraps > 0)
+    comms.erase(std::remove_if(comms.begin(), comms.end(), is_wrap), comms.end()), dropped = wraps;
+  std::set<std::pair<int32_t, int32_t>> have;
+  for (const auto& c : comms)
+    if (c.p2p && c.members.size() == 2) have.insert({c.members[0].rank, c.members[1].rank});
+  CommunicatorOptions loose = opt;
+  loose.p2p_min_percent = opt.p2p_min_percent / 2;
+  for (int t = 0; t < l.tp; ++t)
+    for (int d = 0; d < l.dp; ++d)
+      for (int st = 0; st < l.pp; ++st) {
+        const int nx = st + 1 < l.pp ? st + 1 : (wrap ? 0 : -1);
+        if (nx < 0 || (nx == 0 && st == 1)) continue;  // p = 2: one pair
+        int32_t a = l.rank_of(t, d, st), b = l.rank_of(t, d, nx);
+        if (a > b) std::swap(a, b);
+        if (have.count({a, b}) || !of_rank.count(a) || !of_rank.count(b)) continue;
+        std::optional<Cand> best;  // the streams of the two ranks that coincide best
+        const StreamSummary *ba = nullptr, *bb = nullptr;
+        for (const auto* x : of_rank[a])
+          for (const auto* y : of_rank[b]) {
+            const bool same_host = x->clock_domain != 0 && x->clock_domain == y->clock_domain;
+            auto c = coincide(*x, *y, same_host ? opt.same_host_ns : opt.max_clock_error_ns, loose);
+            if (c && (!best || c->count > best->count)) best = std::move(c), ba = x, bb = y;
+          }
+        if (!best) continue;
+        Communicator link;
+        link.p2p = true, link.type = ba->first_type, link.link_offset_ns = best->offset;
+        link.link_tolerance_ns = std::clamp<int64_t>(opt.link_tolerance_spreads * best->spread + opt.link_tolerance_base_ns,
+                                                     opt.link_tolerance_min_ns, opt.link_tolerance_max_ns);
+        link.members = {{ba->rank, ba->stream, ba->ops}, {bb->rank, bb->stream, bb->ops}};
+        link.family = kThinLinkFamily;
+        comms.push_back(std::move(link));
+        have.insert({a, b});
+      }
+  std::map<std::pair<int32_t, int32_t>, int> links_of;  // (rank, stream) -> links it serves
+  for (const auto& c : comms)
+    if (c.p2p)
+      for (const auto& m : c.members) ++links_of[{m.rank, m.stream}];
+  for (auto& c : comms)
+    if (c.p2p)
+      for (const auto& m : c.members) c.shared |= links_of[{m.rank, m.stream}] > 1;
+  return dropped;
+}
+
 namespace {
 // Whether the op after the last one of a stream serving two links belongs to this link: the
 // stream repeats its pattern of links every iteration (one launch thread, the same schedule), so

@@ -9,11 +9,24 @@
 #include <vector>
 
 #include "collectives/communicators.hpp"
+#include "topology/layout.hpp"
 
 namespace collectives {
 
 std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& streams,
                                     const std::vector<Communicator>& collectives, const CommunicatorOptions& opt,
                                     const WorkSplit& split = {});
+
+// The links a layout's pipelines hold that coinciding ends did not find: a grouped send/receive
+// kernel ends with the later of its two exchanges, so a stream serving two neighbours may coincide
+// with one of them in only a small share of its ops (interleaved 1F1B's ring, Megatron's batched
+// p2p). For each pair of adjacent stages (and the last and first stage, where any pipeline shows
+// that wrap link) with no link, its streams' densest offset, with fewer coinciding ops than a
+// link found from the data alone needs. Then every link whose member stream serves another is
+// marked shared (its ops are those whose ends coincide, not its position in the stream).
+// Wrap links found in at most half the pipelines are chance coincidences: removed, and counted
+// in the return value.
+size_t complete_links(const std::vector<const StreamSummary*>& streams, const topology::ParallelLayout& layout,
+                      std::vector<Communicator>& comms, const CommunicatorOptions& opt);
 
 }  // namespace collectives

@@ -51,34 +51,65 @@ std::vector<PipeLinks> links_by_pipeline(const PipelineInputs& in, const std::ve
   return out;
 }
 
-// Schedule facts from the first stages' flushes: n = m v chunk-steps from the compute kernels of a
-// flush over those of one forward and one backward; v from the wrap-around link (interleaved: the
-// last stage feeds the first (v - 1) m times a flush, the first the second v m times; each
-// direction may be a link of its own, and one may go unfound: the busiest link of each pair).
+// Forwards stage 0 runs before its first backward under Megatron's schedules (schedules.py, the
+// public reference both 1F1B and interleaved 1F1B follow): 1F1B warms up with p - 1 forwards and
+// runs one more before its first backward; interleaved warms up with 2 (p - 1) + (v - 1) p (all n
+// when that is more); GPipe runs all m.
+double forwards_before_backward(int p, int n, int v, bool gpipe) {
+  if (gpipe) return n;
+  const int warm = v == 1 ? p - 1 : 2 * (p - 1) + (v - 1) * p;
+  return warm >= n ? n : warm + 1;
+}
+
+// Schedule facts from the first stages' flushes: n = m v chunk-steps, the chunk forwards of a
+// flush (FlushWindow::forwards; else its compute kernels over those of one forward and one
+// backward). v, and 1F1B against GPipe, from the forwards stage 0 runs before its first backward,
+// which each schedule fixes (forwards_before_backward); where two fit equally, the link from the
+// last stage to the first (interleaving's wrap, p >= 3) in most pipelines. Not from the ops per
+// link: a grouped send/receive kernel carries both links' exchanges, and either may go unfound.
 void infer_schedule(const PipelineInputs& in, const std::vector<topology::CommunicatorGroup>& pipes, const ByRank& by,
                     const std::vector<PipeLinks>& links, PipelineBubble& out) {
   std::vector<double> steps, leading;
-  int64_t wrap = 0, first = 0;
-  for (const PipeLinks& l : links) wrap = std::max(wrap, l.wrap_ops), first = std::max(first, l.first_ops);
+  size_t wraps = 0;  // pipelines with a link from the last stage to the first
+  for (const PipeLinks& l : links) wraps += l.wrap_ops > 0 && l.wrap_ops * 5 > l.first_ops;
+  const bool wrap = wraps * 2 > links.size();
   for (const auto& g : pipes) {
     auto it = by.find(g.ranks[0]);
     if (it != by.end())
       for (const FlushWindow* w : it->second) {
-        if (w->fwd_kernels + w->bwd_kernels > 0) steps.push_back(double(w->kernels) / (w->fwd_kernels + w->bwd_kernels));
+        if (w->forwards > 0) steps.push_back(w->forwards);
+        else if (w->fwd_kernels + w->bwd_kernels > 0) steps.push_back(double(w->kernels) / (w->fwd_kernels + w->bwd_kernels));
         leading.push_back(w->leading_fwd);
       }
   }
-  const double n = std::max(1.0, std::round(common::median(steps)));
-  int v = 1;
-  if (first > 0 && double(wrap) > 0.2 * double(first)) v = std::max(1, int(std::lround(1.0 / (1.0 - std::min(0.9, double(wrap) / double(first))))));
-  out.virtual_stages_given = in.given_virtual_stages > 0;
-  out.virtual_stages = out.virtual_stages_given ? in.given_virtual_stages : v;
-  out.microbatches_given = in.given_microbatches > 0;
-  out.microbatches = out.microbatches_given ? in.given_microbatches : std::max(1, int(std::lround(n / out.virtual_stages)));
+  const int n = int(std::max(1.0, std::round(common::median(steps))));
   const double lead = common::median(leading);
-  out.schedule = out.virtual_stages > 1                                         ? topology::Schedule::Interleaved
-                 : out.microbatches > out.pp && lead >= out.microbatches - 0.5 ? topology::Schedule::GPipe
-                                                                                 : topology::Schedule::OneFOneB;
+  const int p = out.pp;
+  out.virtual_stages_given = in.given_virtual_stages > 0;
+  out.microbatches_given = in.given_microbatches > 0;
+  struct Fit {
+    int v = 1;
+    bool gpipe = false;
+    double miss = 1e300;
+  } best;
+  for (int v = 1; v <= n; ++v) {
+    if (n % v != 0 || (out.virtual_stages_given && v != in.given_virtual_stages)) continue;
+    if (out.microbatches_given && v * in.given_microbatches != n) continue;
+    if (!out.virtual_stages_given && v > 1 && p < 3) continue;  // p = 2: give --virtual-stages
+    for (bool gpipe : {false, true}) {
+      if (gpipe && v > 1) continue;
+      const double miss = std::abs(forwards_before_backward(p, n, v, gpipe) - lead);
+      // Equal fits (every schedule runs all forwards first when n is small): the wrap link, found
+      // in most pipelines, says interleaved; else the simpler schedule.
+      const bool better = miss < best.miss - 1e-9 || (miss < best.miss + 1e-9 && wrap && best.v == 1 && v > 1);
+      if (better) best = {v, gpipe, miss};
+    }
+  }
+  out.virtual_stages = out.virtual_stages_given ? in.given_virtual_stages : best.v;
+  out.microbatches = out.microbatches_given ? in.given_microbatches : std::max(1, int(std::lround(double(n) / out.virtual_stages)));
+  out.schedule = out.virtual_stages > 1 ? topology::Schedule::Interleaved
+                 : best.gpipe && out.microbatches > p ? topology::Schedule::GPipe
+                                                      : topology::Schedule::OneFOneB;
 }
 
 struct PipeSums {

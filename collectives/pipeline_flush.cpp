@@ -38,6 +38,7 @@ struct Rank {
   const ranks::KernelColumns& k;
   std::vector<uint8_t> kind;  // per kernel
   std::vector<int64_t> cs;    // compute kernel starts (own clock), sorted
+  std::vector<uint32_t> cname;  // their names, in the same order
   std::vector<int64_t> p2p_start, p2p_end;
   int64_t compute_between(int64_t a, int64_t b) const {
     return std::lower_bound(cs.begin(), cs.end(), b) - std::lower_bound(cs.begin(), cs.end(), a);
@@ -129,6 +130,39 @@ int32_t leading_forwards(const Rank& r, const FlushWindow& f) {
   return f.fwd_kernels > 0 ? int32_t(std::lround(double(at) / f.fwd_kernels)) : 0;
 }
 
+// Chunk forwards in a flush: every forward of a model chunk launches the first forward's kernels,
+// so a name the first forward launches c times and the flush launches N times counts N / c
+// forwards when only forwards launch it (layernorm or attention forward), N / c / v when only one
+// chunk's forwards do (the embedding), more when backwards launch it too (GEMMs). The count
+// nearest to compute kernels over those of one forward and one backward (extra kernels of the
+// first forward, the loss or the optimizer blur that ratio by a kernel or two), among counts at
+// least two names agree on, and within 40% of that ratio; 0 when none is.
+int32_t forwards_by_name(const Rank& r, size_t i0, size_t fwd, size_t j1, double by_count) {
+  std::vector<std::pair<uint32_t, int64_t>> in_first, in_flush;
+  auto bump = [](std::vector<std::pair<uint32_t, int64_t>>& v, uint32_t name) {
+    auto it = std::find_if(v.begin(), v.end(), [&](auto& x) { return x.first == name; });
+    if (it == v.end()) v.push_back({name, 1});
+    else ++it->second;
+  };
+  for (size_t i = i0; i < i0 + fwd && i < r.cname.size(); ++i) bump(in_first, r.cname[i]);
+  for (auto& [name, c] : in_first) in_flush.push_back({name, 0});
+  for (size_t i = i0; i < j1 && i < r.cname.size(); ++i) {
+    auto it = std::find_if(in_flush.begin(), in_flush.end(), [&](auto& x) { return x.first == r.cname[i]; });
+    if (it != in_flush.end()) ++it->second;
+  }
+  std::vector<int64_t> counts;
+  for (size_t x = 0; x < in_first.size(); ++x)
+    if (in_flush[x].second % in_first[x].second == 0) counts.push_back(in_flush[x].second / in_first[x].second);
+  int32_t best = 0;
+  for (int64_t c : counts)
+    if (c > 0 && std::count(counts.begin(), counts.end(), c) >= 2 &&
+        (best == 0 || std::abs(double(c) - by_count) < std::abs(double(best) - by_count)))
+      best = int32_t(c);
+  // Recomputation launches the forward's kernels again in the backward: twice the forwards. The
+  // names only settle what the count leaves between two integers.
+  return std::abs(double(best) - by_count) <= 0.4 * by_count ? best : 0;
+}
+
 // One flush (ops [b, b + K)) as the first stage; false when it has no compute between its p2p
 // ops or its first forward / last backward are not all in the capture.
 bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
@@ -142,18 +176,42 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   if (first == counts.end()) return false;
   f.fwd_kernels = int32_t(*first);
   f.bwd_kernels = int32_t(*std::find_if(counts.rbegin(), counts.rend(), nz));
-  const long i0 = long(std::lower_bound(r.cs.begin(), r.cs.end(), t[b]) - r.cs.begin()) - f.fwd_kernels;
-  const size_t j0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[last]) - r.cs.begin());
+  // The first forward: up to fwd_kernels compute kernels before the first p2p op, back as far as
+  // they launch forward kernels (the names of the first interval between p2p ops that holds
+  // compute): a receive posted early sits before part of the forward, and the optimizer's
+  // kernels before it are not the forward's.
+  const size_t at = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[b]) - r.cs.begin());
+  const size_t seg = size_t(first - counts.begin()) + b;
+  const size_t s0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[seg]) - r.cs.begin());
+  std::vector<uint32_t> fwd_names(r.cname.begin() + long(s0), r.cname.begin() + long(s0) + f.fwd_kernels);
+  std::sort(fwd_names.begin(), fwd_names.end());
+  long i0 = long(at);
+  while (i0 > 0 && long(at) - i0 < f.fwd_kernels && std::binary_search(fwd_names.begin(), fwd_names.end(), r.cname[size_t(i0 - 1)])) --i0;
+  if (i0 == long(at)) i0 = long(at) - f.fwd_kernels;  // nothing of it before the first op
+  // The last backward needs the last gradient: the bwd_kernels compute kernels starting after
+  // the last p2p op ends (a receive posted early ends when the gradient arrives).
+  int64_t end = *std::max_element(r.p2p_end.begin() + long(b), r.p2p_end.begin() + long(last) + 1);
+  const size_t j0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), r.p2p_end[last]) - r.cs.begin());
   if (i0 < 0 || j0 + size_t(f.bwd_kernels) > r.cs.size()) return false;
   f.fill_start = r.cs[size_t(i0)];
-  // The last backward: the bwd_kernels compute kernels starting after the last p2p op starts.
-  int64_t end = *std::max_element(r.p2p_end.begin() + long(b), r.p2p_end.begin() + long(last) + 1);
+  // It launches the last such interval's kernel names (which may hold a forward too: 1F1B's
+  // steady state runs a backward and a forward between exchanges); the optimizer's do not end it.
+  const size_t last_seg = b + size_t(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), nz)) - 1;
+  const size_t l0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[last_seg]) - r.cs.begin());
+  std::vector<uint32_t> bwd_names(r.cname.begin() + long(l0), r.cname.begin() + long(l0) + f.bwd_kernels);
+  std::sort(bwd_names.begin(), bwd_names.end());
   size_t seen = 0;
-  auto it = std::lower_bound(r.k.start.begin(), r.k.start.end(), t[last]);
-  for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && seen < size_t(f.bwd_kernels); ++i)
-    if (r.kind[i] == kCompute) end = std::max(end, r.k.end[i]), ++seen;
+  auto it = std::lower_bound(r.k.start.begin(), r.k.start.end(), r.p2p_end[last]);
+  for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && seen < size_t(f.bwd_kernels); ++i) {
+    if (r.kind[i] != kCompute) continue;
+    if (seen > 0 && !std::binary_search(bwd_names.begin(), bwd_names.end(), r.k.name[i])) break;
+    end = std::max(end, r.k.end[i]), ++seen;
+  }
+  f.bwd_kernels = int32_t(std::max<size_t>(seen, 1));
   f.drain_end = end;
   f.kernels = int32_t(r.compute_between(f.fill_start, f.drain_end));
+  const size_t j1 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), f.drain_end) - r.cs.begin());
+  f.forwards = forwards_by_name(r, size_t(i0), size_t(f.fwd_kernels), j1, double(f.kernels) / (f.fwd_kernels + f.bwd_kernels));
   f.leading_fwd = leading_forwards(r, f);
   return true;
 }
@@ -163,10 +221,10 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
 RankFlushes pipeline_flushes(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
                              const std::vector<ranks::Iteration>& its) {
   const auto& k = tl.kernels;
-  Rank r{k, std::vector<uint8_t>(k.size(), kCompute), {}, {}, {}};
+  Rank r{k, std::vector<uint8_t>(k.size(), kCompute), {}, {}, {}, {}};
   for (size_t i = 0, o = 0; i < k.size(); ++i) {  // ops are the NCCL kernels in kernel order
     if (!k.is_nccl[i]) {
-      r.cs.push_back(k.start[i]);
+      r.cs.push_back(k.start[i]), r.cname.push_back(k.name[i]);
       continue;
     }
     const bool p2p = o < ops.size() && ops[o].type == CollectiveType::SendRecv;

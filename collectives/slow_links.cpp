@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "collectives/communicators.hpp"
 #include "common/stats.hpp"
 
 namespace collectives {
@@ -15,6 +16,7 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
   std::map<std::pair<uint64_t, size_t>, std::vector<const CommEvidence*>> groups;
   for (const auto& c : comms) {
     const bool p2p = c.type == CollectiveType::SendRecv && c.ranks.size() == 2;
+    if (p2p && c.family == kThinLinkFamily) continue;
     groups[{p2p ? 0 : c.family, c.hosts.size()}].push_back(&c);
   }
   for (const auto& [key, members] : groups) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <simdjson.h>
 #include <string>
@@ -81,7 +82,7 @@ TEST(Foreign, CrashBlockedNamesTheDeadRankAndItsIteration) {
 
 // Interleaved 1F1B (v=2), one kernel per send and per receive, the ring from the last stage to the
 // first; no fault, no step markers.
-TEST(Foreign, DISABLED_InterleavedRingIsOneInterleavedPipeline) {
+TEST(Foreign, InterleavedRingIsOneInterleavedPipeline) {
   SCAN_FOREIGN(run, "interleaved_ring");
   EXPECT_EQ(run.report.find("share no collective"), std::string::npos) << run.report;
   auto lay = run.summary["layout"];
@@ -97,5 +98,5 @@ TEST(Foreign, DISABLED_InterleavedRingIsOneInterleavedPipeline) {
   EXPECT_NEAR(double(p["bubble_measured"]), 0.26, 0.03) << run.report;
   EXPECT_EQ(run.summary["stragglers"].get_array().size(), 0u) << run.report;
   EXPECT_EQ(run.summary["desync"].get_array().size(), 0u) << run.report;
-  EXPECT_EQ(run.report.find(" -"), std::string::npos) << "a negative number in the report:\n" << run.report;
+  EXPECT_FALSE(std::regex_search(run.report, std::regex(R"((^|[ (])-[0-9])"))) << "a negative number in the report:\n" << run.report;
 }

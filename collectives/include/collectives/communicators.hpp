@@ -77,6 +77,11 @@ struct Communicator {
   bool by_layout_rule = false;  // split by the layout rule, the data could not tell
 };
 
+// The family of p2p links a layout completed (complete_links, p2p_links.hpp): their ops are the
+// share whose ends coincide, a sample biased toward the exchanges that ended their kernels, so
+// their transfer times are not compared with other links' (slow_links.cpp).
+inline constexpr uint64_t kThinLinkFamily = 0x7468696e6c696e6bull;
+
 struct CommunicatorOptions {
   // Upper limit of the lock-step score of two members (ns); members of real rings stay within a
   // few us, real p2p pairs within ~15 us; distinct groups differ by their members' jitter.

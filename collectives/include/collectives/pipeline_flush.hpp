@@ -47,6 +47,7 @@ struct FlushWindow {
   int32_t kernels = 0;    // compute kernels starting in the window
   int32_t fwd_kernels = 0, bwd_kernels = 0;  // compute kernels of one forward / one backward (chunk)
   int32_t leading_fwd = 0;  // forwards before its longest wait (for the first backward's gradient)
+  int32_t forwards = 0;     // chunk forwards in the flush, by kernel names (0: names do not tell)
 };
 
 // A p2p op's end and, at that instant, the rank's cumulative work and exposed p2p time (ns since

@@ -2,8 +2,11 @@
 // in the data), for runs profiled without --layout. What it relies on is Megatron's structure,
 // not any export convention: pipeline p2p links form chains of PP ranks (one per pipeline), the
 // tensor-parallel groups carry the most frequent collectives, and the data-parallel groups are
-// the remaining collective groups; every group of the layout is an exact set of ranks given by
-// the rank order. A layout is reported only when it explains most observed groups.
+// the remaining collective groups (a group with under a quarter of a link's ops is once-per-flush
+// DP, never TP); every group of the layout is an exact set of ranks given by the rank order. Chains
+// may be found in pieces (a grouped send/receive kernel coincides with one neighbour at a time), so
+// every pipeline depth dividing the world is tried, the chains' own length first. A layout is
+// reported only when it explains most observed groups.
 #pragma once
 #include <optional>
 #include <string>
