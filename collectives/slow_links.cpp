@@ -1,6 +1,8 @@
 #include "slow_links.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "collectives/communicators.hpp"
 #include "common/stats.hpp"
@@ -9,24 +11,111 @@ namespace collectives {
 
 using common::median;
 
-// Slow communicators: compared only with their like (same family, or every two-member SendRecv
-// link for pipeline p2p, and the same number of hosts: NVLink inside a host is not a slow NIC).
-void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOptions& opt, Verdict& v,
-                     std::map<int, double>& rank_link_ratio, std::map<int, std::set<std::string>>& rank_slow_comms) {
+namespace {
+
+// Like communicators: same family, or every two-member SendRecv link for pipeline p2p, and the same
+// number of hosts (NVLink inside a host is not a slow NIC). Links a layout completed are left out:
+// their ops are a biased sample (communicators.hpp, kThinLinkFamily).
+std::map<std::pair<uint64_t, size_t>, std::vector<const CommEvidence*>> like_groups(const std::vector<CommEvidence>& comms) {
   std::map<std::pair<uint64_t, size_t>, std::vector<const CommEvidence*>> groups;
   for (const auto& c : comms) {
     const bool p2p = c.type == CollectiveType::SendRecv && c.ranks.size() == 2;
     if (p2p && c.family == kThinLinkFamily) continue;
     groups[{p2p ? 0 : c.family, c.hosts.size()}].push_back(&c);
   }
+  return groups;
+}
+
+// The faster half's median (lower quartile), so that a link slowing half of a small group still
+// stands out.
+double lower_half_median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return median(std::vector<double>(t.begin(), t.begin() + long((t.size() + 1) / 2)));
+}
+
+// The hosts every slow communicator spans (else those most of them span): a ring is as slow as its
+// slowest hop, so a link is only narrowed down as far as the communicators allow.
+SlowLink link_of(const std::vector<const CommEvidence*>& slow, const std::vector<double>& ratios) {
+  std::map<std::string, size_t> seen;
+  for (const auto* c : slow)
+    for (const auto& h : c->hosts)
+      if (!h.empty()) seen[h]++;  // "": a profile that names no host (PyTorch traces); never a host
+  SlowLink link;
+  for (const auto& [h, n] : seen)
+    if (n == slow.size()) link.hosts.push_back(h);
+  if (link.hosts.empty())
+    for (const auto& [h, n] : seen)
+      if (2 * n > slow.size()) link.hosts.push_back(h);
+  for (const auto* c : slow) link.communicators.push_back(c->name);
+  link.collective = collective_name(slow.front()->type);
+  link.slowdown = median(ratios);
+  return link;
+}
+
+// The first iteration k >= 1 from which `ratio` (per iteration; NaN: no op there) stays at or over
+// `bar` (at least two iterations with ops, three in four of them slow) after running under it
+// (three in four); SIZE_MAX when none. The median ratio from k in `after`.
+size_t slow_from(const std::vector<double>& ratio, double bar, double& after) {
+  for (size_t k = 2; k < ratio.size(); ++k) {
+    size_t n_after = 0, slow_after = 0, n_before = 0, slow_before = 0;
+    std::vector<double> r;
+    for (size_t i = 1; i < ratio.size(); ++i) {
+      if (!std::isfinite(ratio[i])) continue;
+      const bool slow = ratio[i] >= bar;
+      if (i < k) ++n_before, slow_before += slow;
+      else ++n_after, slow_after += slow, r.push_back(ratio[i]);
+    }
+    if (n_before == 0 || n_after < 2 || slow_before * 4 > n_before || slow_after * 4 < n_after * 3) continue;
+    if (!(ratio[k] >= bar)) continue;  // the onset itself is slow
+    after = median(r);
+    return k;
+  }
+  return SIZE_MAX;
+}
+
+// Communicators of one like group that turned slow late, against the group's per-iteration base.
+void late_slow_links(const std::vector<const CommEvidence*>& members, const VerdictOptions& opt, const std::set<std::string>& named,
+                     const std::vector<int64_t>& numbers, Verdict& v) {
+  size_t iters = 0;
+  for (const auto* c : members) iters = std::max(iters, c->transfer_by_iteration.size());
+  std::vector<double> base(iters, std::numeric_limits<double>::quiet_NaN());
+  for (size_t i = 1; i < iters; ++i) {
+    std::vector<double> t;
+    for (const auto* c : members)
+      if (i < c->transfer_by_iteration.size() && std::isfinite(c->transfer_by_iteration[i])) t.push_back(c->transfer_by_iteration[i]);
+    if (t.size() >= 2) base[i] = lower_half_median(t);
+  }
+  std::vector<const CommEvidence*> slow;
+  std::vector<double> ratios;
+  std::vector<size_t> onsets;
+  for (const auto* c : members) {
+    if (named.count(c->name)) continue;
+    std::vector<double> ratio(iters, std::numeric_limits<double>::quiet_NaN());
+    for (size_t i = 1; i < c->transfer_by_iteration.size(); ++i)
+      if (base[i] > 0) ratio[i] = c->transfer_by_iteration[i] / base[i];
+    double after = 0;
+    if (const size_t k = slow_from(ratio, opt.slow_link_ratio, after); k != SIZE_MAX)
+      slow.push_back(c), ratios.push_back(after), onsets.push_back(k);
+  }
+  if (slow.empty() || double(slow.size()) > opt.slow_link_max_share * double(members.size())) return;
+  SlowLink link = link_of(slow, ratios);
+  std::sort(onsets.begin(), onsets.end());
+  const size_t k = onsets[onsets.size() / 2];
+  link.onset_iteration = k < numbers.size() ? numbers[k] : int64_t(k);
+  v.slow_links.push_back(std::move(link));
+}
+
+}  // namespace
+
+void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOptions& opt, Verdict& v,
+                     std::map<int, double>& rank_link_ratio, std::map<int, std::set<std::string>>& rank_slow_comms,
+                     const std::vector<int64_t>& numbers) {
+  const auto groups = like_groups(comms);
   for (const auto& [key, members] : groups) {
     if (members.size() < 2) continue;
-    // Baseline: the faster half's median (lower quartile), so that a link slowing half of a
-    // small group still stands out.
     std::vector<double> t;
     for (const auto* c : members) t.push_back(c->median_transfer_ns);
-    std::sort(t.begin(), t.end());
-    const double base = median(std::vector<double>(t.begin(), t.begin() + long((t.size() + 1) / 2)));
+    const double base = lower_half_median(t);
     std::vector<const CommEvidence*> slow;
     std::vector<double> ratios;
     for (const auto* c : members) {
@@ -38,23 +127,12 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
       if (ratio >= opt.slow_link_ratio) slow.push_back(c), ratios.push_back(ratio);
     }
     if (slow.empty() || double(slow.size()) > opt.slow_link_max_share * double(members.size())) continue;  // half slow is the norm, not a link
-    // The hosts every slow communicator spans (else those most of them span): a ring is as slow as
-    // its slowest hop, so a link is only narrowed down as far as the communicators allow.
-    std::map<std::string, size_t> seen;
-    for (const auto* c : slow)
-      for (const auto& h : c->hosts)
-        if (!h.empty()) seen[h]++;  // "": a profile that names no host (PyTorch traces); never a host
-    SlowLink link;
-    for (const auto& [h, n] : seen)
-      if (n == slow.size()) link.hosts.push_back(h);
-    if (link.hosts.empty())
-      for (const auto& [h, n] : seen)
-        if (2 * n > slow.size()) link.hosts.push_back(h);
-    for (const auto* c : slow) link.communicators.push_back(c->name);
-    link.collective = collective_name(slow.front()->type);
-    link.slowdown = median(ratios);
-    v.slow_links.push_back(std::move(link));
+    v.slow_links.push_back(link_of(slow, ratios));
   }
+  std::set<std::string> named;
+  for (const auto& l : v.slow_links) named.insert(l.communicators.begin(), l.communicators.end());
+  for (const auto& [key, members] : groups)
+    if (members.size() >= 2) late_slow_links(members, opt, named, numbers, v);
   // One link seen by several groups (all-reduce and p2p over a host's NIC) is one row: rows that
   // share hosts merge into the hosts they share.
   auto& L = v.slow_links;
@@ -69,6 +147,8 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
         L[i].hosts = both;
         L[i].communicators.insert(L[i].communicators.end(), L[j].communicators.begin(), L[j].communicators.end());
         if (L[j].slowdown > L[i].slowdown) L[i].slowdown = L[j].slowdown, L[i].collective = L[j].collective;
+        if (L[j].onset_iteration < 0 || (L[i].onset_iteration >= 0 && L[j].onset_iteration < L[i].onset_iteration))
+          L[i].onset_iteration = L[j].onset_iteration;  // the earlier start (-1: throughout) of the two
         L.erase(L.begin() + long(j)), merged = true;
       }
   }

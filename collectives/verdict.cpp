@@ -518,7 +518,7 @@ Verdict decide(const std::vector<RankEvidence>& ranks, const std::vector<CommEvi
   Run run(ranks, opt, v);
   run.common = job_step_times(ranks, clean_iterations, v);
   LinkFindings links;
-  find_slow_links(comms, opt, v, links.ratio, links.slow_comms);
+  find_slow_links(comms, opt, v, links.ratio, links.slow_comms, ranks.empty() ? std::vector<int64_t>{} : ranks.front().iteration_number);
   excess_own_time(run);
   build_repeats(run);
   const std::vector<Window> windows = job_change_points(run);

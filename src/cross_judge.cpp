@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -25,8 +26,12 @@ struct Wire<CommText> {
   static void fields(auto& ar, auto& t) { ar(t.comm, t.text); }
 };
 template <>
+struct Wire<IterTransfer> {
+  static void fields(auto& ar, auto& t) { ar(t.comm, t.iteration, t.median_ns); }
+};
+template <>
 struct Wire<ReplayNotes> {
-  static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended); }
+  static void fields(auto& ar, auto& n) { ar(n.mismatch, n.desync, n.capture_ended, n.transfers); }
 };
 template <>
 struct Wire<ranks::RankFinding> {
@@ -92,6 +97,7 @@ std::vector<c::CommEvidence> comm_evidence(const std::vector<c::RankEvidence>& e
     c::CommEvidence x;
     x.name = comms[ci].name, x.type = comms[ci].type, x.family = inf.inference.comms[ci].family;
     x.median_transfer_ns = comms[ci].median_transfer_ns, x.ops = comms[ci].matched_ops;
+    x.transfer_by_iteration = comms[ci].transfer_by_iteration;
     std::set<std::string> hosts;
     for (auto r : comms[ci].ranks) {
       x.ranks.push_back(r);
@@ -101,6 +107,17 @@ std::vector<c::CommEvidence> comm_evidence(const std::vector<c::RankEvidence>& e
     ce.push_back(std::move(x));
   }
   return ce;
+}
+
+// The median transfer of a communicator's ops in each iteration.
+void add_iteration_transfers(uint32_t ci, const c::CommReplay& replay, std::vector<IterTransfer>& out) {
+  std::map<int32_t, std::vector<double>> by;
+  for (const auto& op : replay.ops)
+    if (op.iteration >= 0) by[op.iteration].push_back(double(op.transfer));
+  for (auto& [it, t] : by) {
+    std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
+    out.push_back({ci, it, t[t.size() / 2]});
+  }
 }
 
 }  // namespace
@@ -119,6 +136,7 @@ Replayed replay_stage(Exchange& x, const OwnedComms& owned, const std::vector<Co
     rp.stats[ci] = {double(replay.ops.size()), replay.median_transfer_ns, double(replay.mismatch_seq + 1),
                     double(replay.clock_violations_before), double(replay.clock_violations_after)};
     rp.notes.mismatch.push_back({ci, replay.mismatch});
+    add_iteration_transfers(ci, replay, rp.notes.transfers);
     for (const auto& d : replay.desync) rp.notes.desync.push_back(row_of(comms[ci], ci, d));
     for (const auto& d : replay.capture_ended) rp.notes.capture_ended.push_back(row_of(comms[ci], ci, d));
   }
@@ -138,6 +156,12 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
                     int world, CrossRankResults& res) {
   for (const auto& n : allgather_list(x, std::vector<ReplayNotes>{rp.notes})) {
     for (const auto& m : n.mismatch) res.comms.at(m.comm).mismatch = m.text;
+    for (const auto& t : n.transfers) {
+      auto& v = res.comms.at(t.comm).transfer_by_iteration;
+      if (t.iteration < 0 || t.iteration > (1 << 24)) continue;
+      if (v.size() <= size_t(t.iteration)) v.resize(size_t(t.iteration) + 1, std::numeric_limits<double>::quiet_NaN());
+      v[size_t(t.iteration)] = t.median_ns;
+    }
     res.desync.insert(res.desync.end(), n.desync.begin(), n.desync.end());
     res.capture_ended.insert(res.capture_ended.end(), n.capture_ended.begin(), n.capture_ended.end());
   }

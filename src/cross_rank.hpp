@@ -65,6 +65,7 @@ struct CommSummary {
   std::vector<uint32_t> member_ops;  // ops each member completed
   int64_t matched_ops = 0;
   double median_transfer_ns = 0;
+  std::vector<double> transfer_by_iteration;  // median per iteration index (NaN: no op); not written
   int64_t mismatch_seq = -1;
   std::string mismatch;
   uint64_t family = 0;  // communicators.hpp: same value = same collective sequence and member count

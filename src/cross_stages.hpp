@@ -96,9 +96,16 @@ struct CommText {
   std::string text;
 };
 // What the owners found, for every process: mismatch texts and desync rows travel as strings.
+// A communicator's median transfer in one iteration (late slow links: collectives/slow_links.hpp).
+struct IterTransfer {
+  uint32_t comm = 0;
+  int32_t iteration = 0;
+  double median_ns = 0;
+};
 struct ReplayNotes {
   std::vector<CommText> mismatch;
   std::vector<DesyncRow> desync, capture_ended;
+  std::vector<IterTransfer> transfers;
 };
 struct Replayed {
   collectives::RankAccumulator acc;  // this process's communicators only

@@ -248,6 +248,11 @@ std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector
     p.place_name = l.hosts.empty() ? fmt::format("{}", fmt::join(l.communicators, ", ")) : fmt::format("{}", fmt::join(l.hosts, ", "));
     p.cost_ms_per_step = l.cost_ms_per_step, p.cost_pct = l.cost_pct;
     p.evidence = fmt::format("{} transfers {:.2f}x slower than their like", l.collective, l.slowdown);
+    if (l.onset_iteration >= 0) {
+      p.onset_iteration = l.onset_iteration;
+      const auto& nums = x.iteration_number.empty() ? std::vector<int64_t>{} : x.iteration_number.front();
+      p.iterations_after_onset = int64_t(std::count_if(nums.begin(), nums.end(), [&](int64_t n) { return n >= l.onset_iteration; }));
+    }
     out.push_back(std::move(p));
   }
   // What costs the job under 1% of its step is no problem to lead with (a rank that caught a few

@@ -186,6 +186,7 @@ void print_slow_link(std::ostream& os, const collectives::SlowLink& l) {
   os << fmt::format("    costs the job: {}\n", cost_text(l.cost_ms_per_step, l.cost_pct));
   os << fmt::format("    why:           {} transfers {:.2f}x slower than their like ({})\n", l.collective, l.slowdown,
                     plural(l.communicators.size(), "communicator"));
+  if (l.onset_iteration >= 0) os << fmt::format("    since:         iteration {}\n", l.onset_iteration);
   if (l.hosts.size() > 2)
     os << fmt::format("    next:          the profiles do not narrow it below these {} hosts: run nccl-tests "
                       "(all_reduce_perf -b 8M -e 1G) on pairs of them to find the link\n", l.hosts.size());

@@ -44,7 +44,7 @@ const tables::Table<FlushWindow>& windows_table() {
        col("fwd_kernels", &W::fwd_kernels, "", "compute kernels of one forward (one model chunk)"),
        col("bwd_kernels", &W::bwd_kernels, "", "compute kernels of one backward (one model chunk)"),
        col("leading_fwd", &W::leading_fwd, "", "as the first stage: forwards before the first backward"),
-       col("forwards", &W::forwards, "", "chunk forwards in the flush, by kernel names (0: the names do not tell)")},
+       col("forwards", &W::forwards, "", "chunk forwards in the flush, by kernel names (0: the names do not tell)").added()},
       [](const W& w) { return w.rank; }};
   return t;
 }

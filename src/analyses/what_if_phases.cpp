@@ -40,13 +40,16 @@ std::vector<Window> phases_of(const CrossRankResults& x) {
         cuts.push_back(i);
         break;
       }
-  // A straggler's onset starts a phase too, where no change point of the job's step marks it (an
+  // A straggler's or a slow link's onset starts a phase too, where no change point of the job's step marks it (an
   // onset in the first steady iterations has no baseline to find one against): its cost is measured
   // from when it began, not diluted by the steps before. One step before it may be a phase.
-  for (const auto& s : x.verdict.stragglers) {
-    if (s.onset_iteration < 0 || !numbers) continue;
+  std::vector<int64_t> onsets;  // a slow link's too
+  for (const auto& s : x.verdict.stragglers) onsets.push_back(s.onset_iteration);
+  for (const auto& l : x.verdict.slow_links) onsets.push_back(l.onset_iteration);
+  for (const int64_t onset : onsets) {
+    if (onset < 0 || !numbers) continue;
     int32_t i = first;
-    while (i < end && (*numbers)[size_t(i)] < s.onset_iteration) ++i;
+    while (i < end && (*numbers)[size_t(i)] < onset) ++i;
     if (i + 2 > end || std::find(cuts.begin(), cuts.end(), i) != cuts.end()) continue;
     const auto next = std::upper_bound(cuts.begin(), cuts.end(), i);
     if (i - *(next - 1) >= 1 && (next == cuts.end() || *next - i >= 2)) cuts.insert(next, i);

@@ -186,6 +186,9 @@ const Table<collectives::SlowLink>& slow_links_table() {
                           Distribution::Replicated,
                           {col("hosts", &L::hosts).doc("the link's hosts (e.g. `node-00`, `node-01`)"), col("collective", &L::collective),
                            col("slowdown", &L::slowdown).doc("its transfers' time over their peers'"),
+                           col("onset_iteration", &L::onset_iteration)
+                               .doc("iteration number its transfers turned slow from; -1: slow throughout the capture")
+                               .added(),
                            col("communicators", &L::communicators).doc("the communicators whose transfers were slow"),
                            col("cost_ms_per_step", &L::cost_ms_per_step, "ms",
                                "what the job's step loses to it: its share of the what-if saving (docs/costs.md)")

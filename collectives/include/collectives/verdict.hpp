@@ -124,6 +124,9 @@ struct CommEvidence {
   std::vector<std::string> hosts;  // distinct
   double median_transfer_ns = 0;
   int64_t ops = 0;
+  // Median transfer of its ops in each iteration (index into the ranks' iterations; NaN: none):
+  // a link that slows late leaves the capture-wide median alone.
+  std::vector<double> transfer_by_iteration;
 };
 
 struct Straggler {
@@ -148,6 +151,7 @@ struct SlowLink {
   std::vector<std::string> hosts, communicators;
   std::string collective;
   double slowdown = 0;
+  int64_t onset_iteration = -1;  // iteration number its transfers turned slow from; -1: slow throughout
   double cost_ms_per_step = std::numeric_limits<double>::quiet_NaN();  // as Straggler's
   double cost_pct = std::numeric_limits<double>::quiet_NaN();
 };
