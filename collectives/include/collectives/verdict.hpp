@@ -49,7 +49,10 @@
 //   quartile of median transfer time are slow (when at most half of the group is); the hosts
 //   common to all slow ones (else those in most of them) are named: a ring is as slow as its
 //   slowest hop, so a link is narrowed down only as far as the communicators allow. Rows that
-//   share hosts merge into the shared hosts (one slow NIC seen by all-reduce and p2p).
+//   share hosts merge into the shared hosts (one slow NIC seen by all-reduce and p2p). A link
+//   that turns slow late leaves its capture-wide median alone: per iteration, a communicator at
+//   >= 1.5x its like's lower half from some iteration on (three in four of at least two
+//   iterations, after three in four under it) is slow from there (`onset_iteration`).
 // Change points in the job step time (median over ranks per iteration, warm-up excluded), with
 //   ranks/changepoint.hpp; culprits are the ranks whose excess own time rose there by at least
 //   half of the step-time shift.
