@@ -1,6 +1,7 @@
 #include "ranks/rank_assignment.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -144,9 +145,57 @@ std::string several_in_rank_file(const Context& c, size_t i) {
          std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
 }
 
+// "node-2" before "node-10": runs of digits compare as numbers.
+bool natural_less(const std::string& x, const std::string& y) {
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    if (std::isdigit(static_cast<unsigned char>(x[i])) && std::isdigit(static_cast<unsigned char>(y[j]))) {
+      size_t a = i, b = j;
+      while (a < x.size() && x[a] == '0') ++a;
+      while (b < y.size() && y[b] == '0') ++b;
+      size_t ea = a, eb = b;
+      while (ea < x.size() && std::isdigit(static_cast<unsigned char>(x[ea]))) ++ea;
+      while (eb < y.size() && std::isdigit(static_cast<unsigned char>(y[eb]))) ++eb;
+      if (ea - a != eb - b) return ea - a < eb - b;
+      if (int c = x.compare(a, ea - a, y, b, eb - b); c != 0) return c < 0;
+      i = ea, j = eb;
+    } else {
+      if (x[i] != y[j]) return x[i] < y[j];
+      ++i, ++j;
+    }
+  }
+  return x.size() - i < y.size() - j;
+}
+
+// Files named by process id (`<host>.<pid>`, `-o report.%p`) whose profiles name no rank: the
+// ranks are numbered by host (in name order) and, on a host, by process id (a launcher starts its
+// local ranks in order: torchrun, srun). Neither is promised, so the numbers may not be the job's:
+// said in a warning, and the hosts and process ids stay in every per-rank line.
+bool renumber_by_host_and_pid(const Context& c, Assignment& a, const std::vector<bool>& from_name) {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < a.rank.size(); ++i) {
+    if (a.rank[i] < 0) continue;
+    if (!from_name[i] || c.found[i].claimed_rank >= 0 || c.found[i].host.empty()) return false;
+    std::string name = c.name(c.found[i].file);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    if (name.find("rank") != std::string::npos) return false;  // a name that says rank N means it
+    idx.push_back(i);
+  }
+  std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+    const auto &hx = c.found[x].host, &hy = c.found[y].host;
+    if (hx != hy) return natural_less(hx, hy);
+    return a.rank[x] < a.rank[y];
+  });
+  for (size_t k = 0; k < idx.size(); ++k) a.rank[idx[k]] = a.claimed[idx[k]] = int(k);
+  a.warnings.push_back("the file names hold process ids, not ranks, and the profiles name no rank: ranks are numbered by "
+                       "host (in name order), then by process id on each host, which need not be the job's own numbers "
+                       "(--rank-map gives them)");
+  return true;
+}
+
 // Ranks from file names far beyond the ranks found are no ranks (repro N3: a profiler's `-o report.%p`
 // names files by process id, and every structure sized by the highest rank took gigabytes).
-void check_rank_numbers(const Context& c, const Assignment& a, const std::vector<bool>& from_name,
+void check_rank_numbers(const Context& c, Assignment& a, const std::vector<bool>& from_name,
                         const RankLimits& limits) {
   int64_t found = 0, highest = -1;
   size_t example = 0;
@@ -160,7 +209,7 @@ void check_rank_numbers(const Context& c, const Assignment& a, const std::vector
       throw UsageError("--layout " + limits.layout + " covers " + std::to_string(limits.world) + " ranks, but rank " +
                        std::to_string(a.rank[i]) + " was found (" + c.name(c.found[i].file) +
                        "): give the job's full layout, or leave --layout out");
-  if (limits.world == 0 && highest >= RankLimits::kSpread * found + RankLimits::kSlack)
+  if (limits.world == 0 && highest >= RankLimits::kSpread * found + RankLimits::kSlack && !renumber_by_host_and_pid(c, a, from_name))
     throw UsageError(std::string(c.found[example].claimed_rank >= 0 ? "profiles claim" : "file names give") +
                      " rank numbers up to " + std::to_string(highest) + " (" + c.name(c.found[example].file) + ") for " + std::to_string(found) +
                      " ranks found: process ids, not ranks (as -o report.%p names files)? Name the files by "

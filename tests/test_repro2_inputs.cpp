@@ -114,13 +114,16 @@ TEST(ReproN3, RankNumbersFarBeyondTheFilesAreRefusedQuickly) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
 }
 
-TEST(ReproN3, PidNamedFilesNeedALayoutOrAMap) {
+TEST(ReproN3, PidNamedFilesAreNumberedByHostAndPid) {
   const fs::path d = generate("n3-made", "--layout 1x1x2 --hosts 1 --iterations 3");
   fs::rename(d / "rank_0.sqlite", d / "report.2834571.sqlite");
   fs::rename(d / "rank_1.sqlite", d / "report.4190022.sqlite");
+  // Names that hold process ids, profiles that name no rank: numbered by host, then process id, and
+  // said so (issue 37: `<host>.<pid>` files are what `nsys -o %h.%p` writes).
   auto s = scan(d.string(), "n3-pid");
-  EXPECT_EQ(s.r.status, 2) << s.r.out;
-  EXPECT_TRUE(has(s.r.out, "process ids, not ranks")) << s.r.out;
+  EXPECT_EQ(s.r.status, 0) << s.r.out;
+  EXPECT_TRUE(has(s.r.out, "the file names hold process ids, not ranks, and the profiles name no rank")) << s.r.out;
+  EXPECT_EQ(h5read::numbers<int64_t>(s.h5, "/ranks/rank"), (std::vector<int64_t>{0, 1}));
   // A layout says how large the job is: then the numbers are checked against it.
   s = scan(d.string() + " --layout 1x1x2", "n3-layout");
   EXPECT_EQ(s.r.status, 2) << s.r.out;

@@ -1279,7 +1279,10 @@ def make_config(a):
     for h in range(nh):
         b = rng.randrange(1000, 4000000)
         for g in range(G):
-            pids.append(b + g * rng.choice([1, 2, 17]))
+            # distinct and increasing on a host (two local ranks with one pid would write one file)
+            step = rng.choice([1, 2, 17])  # drawn for every g, as before: the other draws stay
+            b += step if g else 0
+            pids.append(b)
     cfg['pids'] = pids[:L.n]
     cfg['corr_base'] = [rng.randrange(0, 10 ** 6) if conv['vary_ids'] else 0 for _ in range(L.n)]
     bus = list(range(0x18, 0x18 + 0x10 * G, 0x10))
