@@ -6,12 +6,23 @@
 namespace collectives {
 
 void mark_root_causes(std::vector<DesyncRow>& desync, const std::vector<DesyncRow>& ended,
-                      const std::vector<int32_t>& stuck) {
+                      const std::vector<int32_t>& stuck, bool every_rank_read) {
   std::set<int32_t> blocked(stuck.begin(), stuck.end());
   for (const auto* rows : {static_cast<const std::vector<DesyncRow>*>(&desync), &ended})
     for (const auto& d : *rows) blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
   for (auto& d : desync)
     d.root_cause = std::any_of(d.missing_ranks.begin(), d.missing_ranks.end(), [&](int32_t r) { return !blocked.count(r); });
+  if (!every_rank_read || std::any_of(desync.begin(), desync.end(), [](const DesyncRow& d) { return d.root_cause; })) return;
+  std::set<int32_t> waiting;  // blocked in an op whose missing members the rows name
+  for (const auto* rows : {static_cast<const std::vector<DesyncRow>*>(&desync), &ended})
+    for (const auto& d : *rows) waiting.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
+  for (auto& d : desync)
+    for (int32_t r : d.missing_ranks)
+      if (!d.blocked_ranks.empty() && !waiting.count(r) && std::count(stuck.begin(), stuck.end(), r)) {
+        d.root_cause = true;
+        if (!std::count(d.crashed_ranks.begin(), d.crashed_ranks.end(), r)) d.crashed_ranks.push_back(r);
+        d.stopped_in_launch.push_back(r);
+      }
 }
 
 void number_in_pipeline_group(std::vector<DesyncRow>& desync, const std::vector<Communicator>& comms) {

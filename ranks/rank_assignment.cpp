@@ -95,10 +95,16 @@ std::map<size_t, int64_t> number_nodes(const Context& c, const std::map<size_t, 
                          " in the order of those numbers (use --rank-map to say otherwise)");
     return node_of_file;
   }
+  // Every file numbered, one run of numbers from above 0 (`ip-10-0-1-1` to `-4`, `node-1` to `-8`):
+  // hosts counted from 1, or from wherever the names start; the first is node 0. With a gap the
+  // numbers keep their places (hosts not profiled).
+  const bool all_named = named.size() == files.size() &&
+                         std::all_of(files.begin(), files.end(), [&](size_t f) { return c.d.files[f].node_from_name.has_value(); });
+  const int64_t base = all_named && *named.begin() > 0 && *named.rbegin() - *named.begin() + 1 == n ? *named.begin() : 0;
   int64_t next = 0;
   for (size_t f : files) {
     if (c.d.files[f].node_from_name) {
-      node_of_file[f] = *c.d.files[f].node_from_name;
+      node_of_file[f] = *c.d.files[f].node_from_name - base;
     } else {
       while (named.count(next)) ++next;
       node_of_file[f] = next++;

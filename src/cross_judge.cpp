@@ -19,6 +19,7 @@ template <>
 struct Wire<DesyncRow> {
   static void fields(auto& ar, auto& d) {
     ar(d.communicator, d.comm, d.type, d.seq, d.missing_ranks, d.blocked_ranks, d.root_cause, d.group_seq, d.iteration, d.crashed_ranks);
+    ar(d.stopped_in_launch);
   }
 };
 template <>
@@ -59,10 +60,13 @@ DesyncRow row_of(const CommSummary& cs, uint32_t ci, const c::Desync& d) {
 }
 
 // Ranks stuck in a launch no communicator could be matched to, over all processes.
-std::vector<int32_t> stuck_ranks(Transport& t, const std::vector<CrossRankInput>& local, int world) {
-  std::vector<int64_t> stuck(size_t(world), 0);
-  for (const auto& in : local) stuck[size_t(in.rank)] = in.stuck;
+// `complete`: every rank of [0, world) was read (a missing profile may be whom a stuck rank waits for).
+std::vector<int32_t> stuck_ranks(Transport& t, const std::vector<CrossRankInput>& local, int world, bool& complete) {
+  std::vector<int64_t> stuck(size_t(world), 0), present(size_t(world), 0);
+  for (const auto& in : local) stuck[size_t(in.rank)] = in.stuck, present[size_t(in.rank)] = 1;
   t.allreduce(std::span<int64_t>(stuck), Transport::Op::Max);
+  t.allreduce(std::span<int64_t>(present), Transport::Op::Max);
+  complete = std::all_of(present.begin(), present.end(), [](int64_t p) { return p != 0; });
   std::vector<int32_t> out;
   for (int r = 0; r < world; ++r)
     if (stuck[size_t(r)]) out.push_back(r);
@@ -165,7 +169,9 @@ void collect_desync(Exchange& x, const Replayed& rp, const Inferred& inf, const 
     res.desync.insert(res.desync.end(), n.desync.begin(), n.desync.end());
     res.capture_ended.insert(res.capture_ended.end(), n.capture_ended.begin(), n.capture_ended.end());
   }
-  c::mark_root_causes(res.desync, res.capture_ended, stuck_ranks(x.transport(), local, world));
+  bool complete = false;
+  const auto stuck = stuck_ranks(x.transport(), local, world, complete);
+  c::mark_root_causes(res.desync, res.capture_ended, stuck, complete);
   for (auto* rows : {&res.desync, &res.capture_ended})
     std::sort(rows->begin(), rows->end(), [](auto& a, auto& b) { return a.communicator < b.communicator; });
   c::number_in_pipeline_group(res.desync, inf.inference.comms);

@@ -82,11 +82,12 @@ Problem rank_problem(const c::Straggler& s, size_t si) {
 
 // The ranks that stopped by themselves: crashed (capture ended first) or hung; who was left waiting.
 std::vector<Problem> stopped_problems(const CrossRankResults& x) {
-  std::set<int32_t> crashed, hung, blocked;
+  std::set<int32_t> crashed, hung, blocked, in_launch;
   int64_t iteration = -1;
   for (const auto& d : x.desync) {
     blocked.insert(d.blocked_ranks.begin(), d.blocked_ranks.end());
     if (!d.root_cause) continue;
+    in_launch.insert(d.stopped_in_launch.begin(), d.stopped_in_launch.end());
     for (int32_t r : d.missing_ranks)
       (std::count(d.crashed_ranks.begin(), d.crashed_ranks.end(), r) ? crashed : hung).insert(r);
     if (d.iteration >= 0 && (iteration < 0 || d.iteration < iteration)) iteration = d.iteration;
@@ -102,8 +103,12 @@ std::vector<Problem> stopped_problems(const CrossRankResults& x) {
     for (int32_t b : blocked)
       if (!set->count(b)) p.blocked_ranks.push_back(b);
     p.onset_iteration = iteration;
-    p.evidence = std::string(kind) == "crash" ? "its capture ended first; the others stayed blocked in a collective it never joined"
-                                              : "it never reached a collective its peers waited in, while its capture went on";
+    const bool by_launch = std::any_of(set->begin(), set->end(), [&](int32_t r) { return in_launch.count(r); });
+    p.stopped_in_launch = std::string(kind) == "crash" && by_launch;
+    p.evidence = std::string(kind) != "crash" ? "it never reached a collective its peers waited in, while its capture went on"
+                 : by_launch ? "a launch of its own never finished, in an op no peer is missing from (its GPU work stopped with it); "
+                               "the others stayed blocked in a collective it never joined"
+                             : "its capture ended first; the others stayed blocked in a collective it never joined";
     out.push_back(std::move(p));
   }
   return out;
@@ -301,18 +306,21 @@ std::string problems_json(const std::vector<Problem>& problems) {
 
 std::string how_stopped(const std::vector<Problem>& problems) {
   size_t crashed = 0;
+  bool in_launch = false;
   std::set<int32_t> blocked;
   int64_t iteration = -1;
   for (const auto& p : problems) {
     if (p.cause != "crash" && p.cause != "hang") continue;
-    if (p.cause == "crash") crashed += p.ranks.size();
+    if (p.cause == "crash") crashed += p.ranks.size(), in_launch |= p.stopped_in_launch;
     blocked.insert(p.blocked_ranks.begin(), p.blocked_ranks.end());
     iteration = p.onset_iteration;  // the same for both: the earliest root row's
   }
   // Without a capture end of its own (one file per host holds several processes) a death looks the same.
+  const char* who = crashed == 1 ? "it" : "they";
   std::string out = crashed == 0 ? ": it stopped while its capture went on (a hang, or a death its capture outlived)"
-                                 : fmt::format(": {} crashed (its capture ended first, the others stayed blocked)",
-                                               crashed == 1 ? "it" : "they");
+                    : in_launch  ? fmt::format(": {} died (a launch of {} own never finished, the others stayed blocked)", who,
+                                               crashed == 1 ? "its" : "their")
+                                 : fmt::format(": {} crashed (its capture ended first, the others stayed blocked)", who);
   if (iteration >= 0) out += fmt::format(" in iteration {}", iteration);
   if (!blocked.empty()) out += fmt::format("; {} rank{} left waiting", blocked.size(), blocked.size() == 1 ? "" : "s");
   return out;

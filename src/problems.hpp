@@ -22,6 +22,7 @@ struct Problem {
   std::string cause;                   // slow_gpu, host_delay, extra_work, slow_link, unknown, stall, crash, hang
   std::string place_kind, place_name;  // rank | host | hosts | every_rank
   std::vector<int32_t> ranks, blocked_ranks;
+  bool stopped_in_launch = false;  // crash: found by a launch of its own that never finished (DesyncRow)
   std::vector<std::string> hosts;
   size_t host_ranks = 0;  // place host: how many ranks the host holds
   int64_t onset_iteration = -1, iterations_after_onset = 0;

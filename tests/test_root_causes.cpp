@@ -4,7 +4,9 @@
 // job's own findings.
 #include <gtest/gtest.h>
 
+#include "collectives/desync.hpp"
 #include "collectives/root_causes.hpp"
+#include "collectives/verdict.hpp"
 
 using namespace collectives;
 using ranks::Finding;
@@ -103,4 +105,59 @@ TEST(RootCauses, FindingsOfMostRanksAreTheJobsOwn) {
   EXPECT_NEAR(s[1].cost_ms_per_step, 13, 1e-9);
   EXPECT_NEAR(s[1].median_cost_ms_per_step, 11.5, 1e-9);
   EXPECT_EQ(s[1].evidence, "hot 3");
+}
+
+// Issue 37: a crashed rank in a per-host file has no capture end of its own. It is missing from
+// an op its peers wait in, and itself only stuck in a launch that never finished, in no op anyone
+// is missing from: when every rank was read, it is the root (crashed, stopped in a launch); when a
+// rank's profile is missing, the one it may wait for is unseen, and nobody is named; an op no one
+// waits in names nobody either.
+TEST(Desync, AStuckMissingRankIsTheRootOnlyWhenEveryRankWasRead) {
+  DesyncRow d;
+  d.communicator = "dp-1", d.missing_ranks = {5}, d.blocked_ranks = {1, 3, 7};
+  std::vector<DesyncRow> rows{d};
+  mark_root_causes(rows, {}, {5});
+  EXPECT_FALSE(rows[0].root_cause);  // not known to be complete: blocked elsewhere, as before
+  rows = {d};
+  mark_root_causes(rows, {}, {5}, true);
+  EXPECT_TRUE(rows[0].root_cause);
+  EXPECT_EQ(rows[0].crashed_ranks, (std::vector<int32_t>{5}));
+  EXPECT_EQ(rows[0].stopped_in_launch, (std::vector<int32_t>{5}));
+  // Rank 5 waits in another row's op for rank 9, which stopped by itself: 9 is the root.
+  DesyncRow e;
+  e.communicator = "tp-2", e.missing_ranks = {9}, e.blocked_ranks = {5};
+  rows = {d, e};
+  mark_root_causes(rows, {}, {5}, true);
+  EXPECT_FALSE(rows[0].root_cause);
+  EXPECT_TRUE(rows[1].root_cause);
+  EXPECT_TRUE(rows[0].stopped_in_launch.empty());
+  // Nobody waits: a capture that ended, not a stop.
+  d.blocked_ranks.clear();
+  rows = {d};
+  mark_root_causes(rows, {}, {5}, true);
+  EXPECT_FALSE(rows[0].root_cause);
+}
+
+// Issue 37: a link that turns slow in the last quarter leaves its capture-wide median alone; per
+// iteration it stands out against its like from there, and is named with that onset.
+TEST(SlowLinks, ALinkThatTurnsSlowLateIsNamedWithItsOnset) {
+  std::vector<CommEvidence> comms;
+  for (int c = 0; c < 4; ++c) {
+    CommEvidence e;
+    e.name = "dp-" + std::to_string(c), e.type = CollectiveType::AllReduce, e.family = 7;
+    e.ranks = {2 * c, 2 * c + 1}, e.hosts = {"node-" + std::to_string(c), "node-" + std::to_string(c + 4)};
+    for (int i = 0; i < 8; ++i) e.transfer_by_iteration.push_back((c == 0 && i >= 6 ? 4.5e6 : 1.0e6) * (1 + 0.01 * ((i + c) % 3)));
+    e.median_transfer_ns = 1.0e6;
+    comms.push_back(e);
+  }
+  std::vector<RankEvidence> ranks;
+  Verdict v = decide(ranks, comms, SIZE_MAX);
+  ASSERT_EQ(v.slow_links.size(), 1u);
+  EXPECT_EQ(v.slow_links[0].communicators, (std::vector<std::string>{"dp-0"}));
+  EXPECT_EQ(v.slow_links[0].onset_iteration, 6);
+  EXPECT_NEAR(v.slow_links[0].slowdown, 4.5, 0.2);
+  // The same communicator slow only in the last iteration: one iteration is no onset.
+  for (auto& x : comms[0].transfer_by_iteration) x = 1.0e6;
+  comms[0].transfer_by_iteration[7] = 4.5e6;
+  EXPECT_TRUE(decide(ranks, comms, SIZE_MAX).slow_links.empty());
 }

@@ -219,7 +219,12 @@ const Table<DesyncRow>& desync_table() {
            .doc("iteration (0 = the first in the capture) in which the op was reached or waited in; -1 unknown")
            .added(),
        col("crashed_ranks", &D::crashed_ranks)
-           .doc("of missing_ranks: those whose capture ended first while the others stayed blocked (a crash)")
+           .doc("of missing_ranks: those whose capture ended first while the others stayed blocked, or that stopped "
+                "in a launch of their own that never finished (a crash)")
+           .added(),
+       col("stopped_in_launch", &D::stopped_in_launch)
+           .doc("of crashed_ranks: those found by a launch of their own that never finished, which no other "
+                "collective's members wait in (their GPU work stopped with them)")
            .added()}};
   return t;
 }

@@ -20,6 +20,9 @@ struct DesyncRow {
   std::vector<int32_t> missing_ranks, blocked_ranks;
   // Of missing_ranks: those whose capture ended first while the others stayed blocked (a crash).
   std::vector<int32_t> crashed_ranks;
+  // Of crashed_ranks: found by a launch of their own that never finished, in an op no other row's
+  // members wait in (every member reached it and none finished: a process, or its GPU, died there).
+  std::vector<int32_t> stopped_in_launch;
   bool root_cause = false;  // some missing rank is blocked nowhere else: it stopped by itself
   // seq counts this communicator's ops. For a pipeline link, group_seq is the op's number in the
   // p2p sequence of the whole pipeline group as the first missing rank issues it (its p2p ops on
@@ -30,9 +33,14 @@ struct DesyncRow {
 
 // Sets root_cause on `desync`: a missing rank blocked in no op of `desync` or `ended` and not in
 // `stuck` (ranks stuck in a launch no communicator could be matched to) stopped by itself; one
-// blocked elsewhere is a victim of a hang upstream of it.
+// blocked elsewhere is a victim of a hang upstream of it. When that leaves no root at all and
+// every rank of the job was read (`every_rank_read`: a missing profile may be whom it waits for), a
+// missing rank that is only stuck (in no row's blocked_ranks) waits for no one the data shows: its
+// launch never finished although the op's members all reached it (a dead process's queued kernels
+// never run, a living one's do), so it stopped there: a root, in crashed_ranks and stopped_in_launch.
+// A rank whose own host stopped launching (a hang) leaves no unfinished launch behind.
 void mark_root_causes(std::vector<DesyncRow>& desync, const std::vector<DesyncRow>& ended,
-                      const std::vector<int32_t>& stuck);
+                      const std::vector<int32_t>& stuck, bool every_rank_read = false);
 
 // Sets group_seq on the rows of pipeline links: the p2p ops the first missing rank completed on
 // every link of the group (a stream serving two links counted once), plus one per link where it
