@@ -27,6 +27,10 @@ CrossRankInput make_cross_input(const ranks::RankTimeline& tl, const std::vector
   in.streams = encode_streams(ops);
   in.capture_end = tl.utc_epoch_ns + tl.capture_end;
   for (const auto& p : tl.pending_nccl) in.stuck |= tl.capture_end - p.launch >= min_hang_margin_ns;
+  // Any launch whose kernel never ran while the capture went on blocks the rank too (a kernel
+  // queued behind a blocked collective, or one whose NCCL range is not traced): a host that stopped
+  // launching by itself leaves none, its GPU runs what it queued (CUPTI records a kernel at its end).
+  for (const auto& u : tl.unfinished_launches) in.stuck |= tl.capture_end - u.launch >= min_hang_margin_ns;
   in.work = ranks::iteration_work(tl, its);
   for (const auto& it : its) in.iteration_number.push_back(it.number), in.step_ms.push_back(double(it.step_ns) / 1e6);
   return in;
