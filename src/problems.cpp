@@ -263,6 +263,19 @@ std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector
   // What costs the job under 1% of its step is no problem to lead with (a rank that caught a few
   // hiccups in a noisy healthy run): it stays in `stragglers` and `slow_links`.
   std::erase_if(out, [](const Problem& p) { return std::isfinite(p.cost_pct) && p.cost_pct < 1.0; });
+  // Stragglers, slow links and stalls date themselves by the iterations' numbers (markers may count
+  // from 37); a problem's onset counts from the first iteration in the capture, as a desync's does.
+  const auto* nums = x.iteration_number.empty() ? nullptr : &x.iteration_number.front();
+  for (size_t k = stopped; k < out.size(); ++k) {
+    auto& p = out[k];
+    if (p.onset_iteration < 0) continue;
+    p.onset_number = p.onset_iteration;
+    if (nums) {
+      const auto at = std::find_if(nums->begin(), nums->end(), [&](int64_t n) { return n >= p.onset_number; });
+      p.onset_iteration = int64_t(at - nums->begin());
+    }
+  }
+  for (size_t k = 0; k < stopped; ++k) out[k].onset_number = out[k].onset_iteration;
   const bool marked = std::all_of(rows.begin(), rows.end(), [](const RankRow& r) { return r.iteration_source == "nvtx"; });
   for (auto& p : out) p.unit = marked ? "step" : "repeating unit";
   auto cost = [](const Problem& p) { return std::isfinite(p.cost_ms_per_step) ? p.cost_ms_per_step : -1.0; };
@@ -334,7 +347,7 @@ std::string problem_headline(const Problem& p) {
   std::string s = fmt::format("{} {}", where, p.cause);
   if (p.place_kind == "every_rank")
     s = fmt::format("every rank: host stalls{}", p.finding.empty() ? "" : " (" + p.finding + ")");
-  if (p.onset_iteration >= 0) s += fmt::format(" since iteration {}", p.onset_iteration);
+  if (p.onset_number >= 0) s += fmt::format(" since iteration {}", p.onset_number);
   if (std::isfinite(p.period_iterations)) s += fmt::format(", every {:.0f} iterations", p.period_iterations);
   if (std::isfinite(p.cost_ms_per_step)) s += fmt::format(", costs {:.2f} ms per {} ({:.1f}%)", p.cost_ms_per_step, p.unit, p.cost_pct);
   return s;
@@ -352,8 +365,8 @@ void print_problem(std::ostream& os, const Problem& p) {
                       "replay: {:.2f} ms without it); each rank's share in ms per {}: {}\n",
                       p.cost_ms_per_step, p.unit, p.cost_pct, p.step_ms_without, p.unit, fmt::join(shares, ", "));
   }
-  if (p.onset_iteration >= 0)
-    os << fmt::format("    since:         iteration {} (judged on {} iteration{} from there)\n", p.onset_iteration,
+  if (p.onset_number >= 0)
+    os << fmt::format("    since:         iteration {} (judged on {} iteration{} from there)\n", p.onset_number,
                       p.iterations_after_onset, p.iterations_after_onset == 1 ? "" : "s");
   os << fmt::format("    why:           {}{}\n", p.cause, p.evidence.empty() ? "" : ": " + printable(p.evidence));
   if (p.place_kind == "host")

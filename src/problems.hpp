@@ -25,7 +25,9 @@ struct Problem {
   bool stopped_in_launch = false;  // crash: found by a launch of its own that never finished (DesyncRow)
   std::vector<std::string> hosts;
   size_t host_ranks = 0;  // place host: how many ranks the host holds
-  int64_t onset_iteration = -1, iterations_after_onset = 0;
+  // onset_iteration: 0 = the first iteration in the capture (the contract's numbering, as desync
+  // rows'); onset_number: the same iteration by its marker (ProfilerStep#N), for the text.
+  int64_t onset_iteration = -1, iterations_after_onset = 0, onset_number = -1;
   double period_iterations = NAN;
   double cost_ms_per_step = NAN, cost_pct = NAN, step_ms_without = NAN;
   std::vector<ProblemShare> shares;  // add up to the cost
