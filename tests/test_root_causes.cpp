@@ -161,3 +161,24 @@ TEST(SlowLinks, ALinkThatTurnsSlowLateIsNamedWithItsOnset) {
   comms[0].transfer_by_iteration[7] = 4.5e6;
   EXPECT_TRUE(decide(ranks, comms, SIZE_MAX).slow_links.empty());
 }
+
+// A link slow over most of the capture is found by its capture-wide median, and still dated where
+// it turned slow; one slow from the first steady iteration has no onset.
+TEST(SlowLinks, ALinkSlowOverMostOfTheCaptureIsDatedWhereItTurnedSlow) {
+  std::vector<CommEvidence> comms;
+  for (int c = 0; c < 4; ++c) {
+    CommEvidence e;
+    e.name = "dp-" + std::to_string(c), e.type = CollectiveType::AllReduce, e.family = 7;
+    e.ranks = {2 * c, 2 * c + 1}, e.hosts = {"node-" + std::to_string(c), "node-" + std::to_string(c + 4)};
+    for (int i = 0; i < 8; ++i) e.transfer_by_iteration.push_back(c == 0 && i >= 3 ? 3.0e6 : 1.0e6);
+    e.median_transfer_ns = c == 0 ? 3.0e6 : 1.0e6;
+    comms.push_back(e);
+  }
+  Verdict v = decide({}, comms, SIZE_MAX);
+  ASSERT_EQ(v.slow_links.size(), 1u);
+  EXPECT_EQ(v.slow_links[0].onset_iteration, 3);
+  for (auto& x : comms[0].transfer_by_iteration) x = 3.0e6;
+  v = decide({}, comms, SIZE_MAX);
+  ASSERT_EQ(v.slow_links.size(), 1u);
+  EXPECT_EQ(v.slow_links[0].onset_iteration, -1);
+}
