@@ -98,9 +98,8 @@ int64_t number_of(size_t k, const std::vector<int64_t>& numbers) { return k < nu
 
 // Communicators of one like group that turned slow late: against the like's lower half in each
 // iteration, when a minority of the like did.
-void late_slow_links(const std::vector<const CommEvidence*>& members, const VerdictOptions& opt, const std::set<std::string>& named,
-                     const std::vector<int64_t>& numbers, Verdict& v) {
-  const auto ratio = like_ratios(members);
+void late_slow_links(const std::vector<const CommEvidence*>& members, const std::vector<std::vector<double>>& ratio,
+                     const VerdictOptions& opt, const std::set<std::string>& named, const std::vector<int64_t>& numbers, Verdict& v) {
   std::vector<const CommEvidence*> slow;
   std::vector<double> ratios;
   std::vector<size_t> onsets;
@@ -123,9 +122,8 @@ void late_slow_links(const std::vector<const CommEvidence*>& members, const Verd
 // A link slow over most of the capture may still have started after its first iterations: dated
 // where most of its communicators turned slow against their like (-1 when they were slow from the
 // first steady iteration).
-void date_link(SlowLink& link, const std::vector<const CommEvidence*>& members, const VerdictOptions& opt,
-               const std::vector<int64_t>& numbers) {
-  const auto ratio = like_ratios(members);
+void date_link(SlowLink& link, const std::vector<const CommEvidence*>& members, const std::vector<std::vector<double>>& ratio,
+               const VerdictOptions& opt, const std::vector<int64_t>& numbers) {
   std::vector<size_t> onsets;
   for (size_t m = 0; m < members.size(); ++m) {
     if (std::find(link.communicators.begin(), link.communicators.end(), members[m]->name) == link.communicators.end()) continue;
@@ -143,6 +141,9 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
                      std::map<int, double>& rank_link_ratio, std::map<int, std::set<std::string>>& rank_slow_comms,
                      const std::vector<int64_t>& numbers) {
   const auto groups = like_groups(comms);
+  std::map<std::pair<uint64_t, size_t>, std::vector<std::vector<double>>> per_iteration;  // like_ratios, once per group
+  for (const auto& [key, members] : groups)
+    if (members.size() >= 2) per_iteration[key] = like_ratios(members);
   for (const auto& [key, members] : groups) {
     if (members.size() < 2) continue;
     std::vector<double> t;
@@ -160,12 +161,12 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
     }
     if (slow.empty() || double(slow.size()) > opt.slow_link_max_share * double(members.size())) continue;  // half slow is the norm, not a link
     v.slow_links.push_back(link_of(slow, ratios));
-    date_link(v.slow_links.back(), members, opt, numbers);
+    date_link(v.slow_links.back(), members, per_iteration.at(key), opt, numbers);
   }
   std::set<std::string> named;
   for (const auto& l : v.slow_links) named.insert(l.communicators.begin(), l.communicators.end());
   for (const auto& [key, members] : groups)
-    if (members.size() >= 2) late_slow_links(members, opt, named, numbers, v);
+    if (members.size() >= 2) late_slow_links(members, per_iteration.at(key), opt, named, numbers, v);
   // One link seen by several groups (all-reduce and p2p over a host's NIC) is one row: rows that
   // share hosts merge into the hosts they share.
   auto& L = v.slow_links;

@@ -138,18 +138,26 @@ TEST(Desync, AStuckMissingRankIsTheRootOnlyWhenEveryRankWasRead) {
   EXPECT_FALSE(rows[0].root_cause);
 }
 
-// Issue 37: a link that turns slow in the last quarter leaves its capture-wide median alone; per
-// iteration it stands out against its like from there, and is named with that onset.
-TEST(SlowLinks, ALinkThatTurnsSlowLateIsNamedWithItsOnset) {
+// Four like all-reduces over 8 iterations (dp-c on node-c and node-c+4), transfer(c, i) ns in
+// iteration i, a capture-wide median of `median_ns` each.
+template <class F>
+std::vector<CommEvidence> four_likes(F transfer, double median_ns) {
   std::vector<CommEvidence> comms;
   for (int c = 0; c < 4; ++c) {
     CommEvidence e;
     e.name = "dp-" + std::to_string(c), e.type = CollectiveType::AllReduce, e.family = 7;
     e.ranks = {2 * c, 2 * c + 1}, e.hosts = {"node-" + std::to_string(c), "node-" + std::to_string(c + 4)};
-    for (int i = 0; i < 8; ++i) e.transfer_by_iteration.push_back((c == 0 && i >= 6 ? 4.5e6 : 1.0e6) * (1 + 0.01 * ((i + c) % 3)));
-    e.median_transfer_ns = 1.0e6;
+    for (int i = 0; i < 8; ++i) e.transfer_by_iteration.push_back(transfer(c, i));
+    e.median_transfer_ns = median_ns;
     comms.push_back(e);
   }
+  return comms;
+}
+
+// Issue 37: a link that turns slow in the last quarter leaves its capture-wide median alone; per
+// iteration it stands out against its like from there, and is named with that onset.
+TEST(SlowLinks, ALinkThatTurnsSlowLateIsNamedWithItsOnset) {
+  auto comms = four_likes([](int c, int i) { return (c == 0 && i >= 6 ? 4.5e6 : 1.0e6) * (1 + 0.01 * ((i + c) % 3)); }, 1.0e6);
   std::vector<RankEvidence> ranks;
   Verdict v = decide(ranks, comms, SIZE_MAX);
   ASSERT_EQ(v.slow_links.size(), 1u);
@@ -165,15 +173,8 @@ TEST(SlowLinks, ALinkThatTurnsSlowLateIsNamedWithItsOnset) {
 // A link slow over most of the capture is found by its capture-wide median, and still dated where
 // it turned slow; one slow from the first steady iteration has no onset.
 TEST(SlowLinks, ALinkSlowOverMostOfTheCaptureIsDatedWhereItTurnedSlow) {
-  std::vector<CommEvidence> comms;
-  for (int c = 0; c < 4; ++c) {
-    CommEvidence e;
-    e.name = "dp-" + std::to_string(c), e.type = CollectiveType::AllReduce, e.family = 7;
-    e.ranks = {2 * c, 2 * c + 1}, e.hosts = {"node-" + std::to_string(c), "node-" + std::to_string(c + 4)};
-    for (int i = 0; i < 8; ++i) e.transfer_by_iteration.push_back(c == 0 && i >= 3 ? 3.0e6 : 1.0e6);
-    e.median_transfer_ns = c == 0 ? 3.0e6 : 1.0e6;
-    comms.push_back(e);
-  }
+  auto comms = four_likes([](int c, int i) { return c == 0 && i >= 3 ? 3.0e6 : 1.0e6; }, 1.0e6);
+  comms[0].median_transfer_ns = 3.0e6;
   Verdict v = decide({}, comms, SIZE_MAX);
   ASSERT_EQ(v.slow_links.size(), 1u);
   EXPECT_EQ(v.slow_links[0].onset_iteration, 3);
