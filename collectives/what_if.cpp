@@ -22,6 +22,7 @@ struct OpNode {
   uint32_t like = 0;              // its like (family, seq): a group of likes
   bool window = true;             // in the window (else the lead-in)
   bool p2p = false;               // on a p2p link
+  int32_t iteration = 0;          // on its last arriver
   double end() const { return last + transfer; }
 };
 
@@ -153,7 +154,8 @@ struct WhatIfReplay::Model {
   // Flat, not a container per key: a replay's build is one of many (each phase, each iteration),
   // and small allocations dominated it. Group g: [first[g], first[g + 1]), unordered within.
   std::vector<uint32_t> peer_first, like_first;
-  std::vector<Sample> peer_gaps;  // the entries not fixed, grouped by peer key
+  std::vector<Sample> peer_gaps;   // the entries not fixed, grouped by peer key
+  std::vector<Sample> peer_leads;  // beside peer_gaps: their leads (of kNone: no ready op)
   std::vector<Sample> likes;      // every op replayed, grouped by like
   std::map<int32_t, double> stage_work;
   std::vector<double> stage_scale;  // by rank: (mean stage work) / (its stage's work), or 1
@@ -186,7 +188,10 @@ struct WhatIfReplay::Model {
     std::vector<uint8_t> async;                   // by communicator
     std::vector<std::pair<uint32_t, uint32_t>> dep_pairs;  // (k, op whose end it waited for)
     std::vector<uint32_t> fill, pair_first, pair_ops, hint;
+    std::vector<uint8_t> step_end;  // by k: a data-parallel op that ends its step's burst
+    std::vector<double> buf;
   };
+  void find_step_ends(RankStreams& rs) const;
   void link_entries();
   void classify(RankStreams& rs, uint32_t mark) const;
   void link_rank(RankStreams& rs);
@@ -229,7 +234,7 @@ void WhatIfReplay::Model::add_ops(const WhatIfInputs& in) {
     OpNode op;
     op.last = double(o.last_arrival), op.transfer = double(std::max<int64_t>(o.transfer, 0));
     op.comm = o.comm, op.seq = o.seq, op.window = o.iteration >= in.first_iteration, op.first = uint32_t(entries.size());
-    op.p2p = op.comm < in.comm_p2p.size() && in.comm_p2p[op.comm];
+    op.p2p = op.comm < in.comm_p2p.size() && in.comm_p2p[op.comm], op.iteration = o.iteration;
     op.family = op.comm < in.comm_family.size() ? in.comm_family[op.comm] : op.comm;
     comms = std::max<size_t>(comms, size_t(op.comm) + 1);
     for (uint32_t k : index.members_of(i)) {
@@ -253,9 +258,10 @@ void WhatIfReplay::Model::add_ops(const WhatIfInputs& in) {
 //  * a communicator is asynchronous for the rank when most of its ops overlap the rank's arrivals
 //    at other communicators' ops (gradient buckets reduced beside the backward); the others are
 //    blocking (a TP all-reduce, a pipeline recv: the compute stream waits for them);
-//  * a blocking op, and an asynchronous one the rank did not go on beside (the last bucket before
-//    the optimizer), holds up everything after it: its end is a dependency of the rank's first
-//    arrival after it on each other blocking communicator;
+//  * a blocking op, and an asynchronous one the rank did not go on beside, holds up everything
+//    after it: its end is a dependency of the rank's first arrival after it on each other
+//    blocking communicator; of a data-parallel group's buckets only each step's last one does
+//    (find_step_ends);
 //  * an asynchronous op waits for the compute that produced its data: its dependency is the last
 //    blocking op the host launched before launching it (the launch order is the program order;
 //    a bucket that queued behind a late one started later than that, which is no dependency).
@@ -334,6 +340,43 @@ void WhatIfReplay::Model::classify(RankStreams& rs, uint32_t mark) const {
             [&](uint32_t a, uint32_t b) { return std::tie(list[a].launch, a) < std::tie(list[b].launch, b); });
 }
 
+// Which data-parallel ops end their step's burst of buckets: those an asynchronous op of a
+// data-parallel communicator holds up the rank's next arrivals for. The optimizer waits for every
+// gradient, the backward beside the buckets does not (DDP's and Megatron's finalize-grads wait once,
+// after the backward). Whether the rank went on beside a bucket is no evidence there: a slow rank
+// arrives last at every bucket and finds each one ended before its next collective, and a replay
+// that makes it early must not hold its backward up for them. A stream's ops fall into one burst
+// per step; iteration labels cannot mark the bursts (iterations found from collective periods start
+// anywhere in the step, and ops after the last boundary share its label), so the bursts are cut at
+// the wide pauses: those at least half the median of the widest (as many as the stream's ops carry
+// iteration labels, less one), and after the stream's last op. A cut too many is the old rule (the
+// bucket holds its next arrivals up); a cut too few would put the wait for the last bucket into the
+// next step's work.
+void WhatIfReplay::Model::find_step_ends(RankStreams& rs) const {
+  const auto& list = rs.list;
+  rs.step_end.assign(list.size(), 0);
+  for (uint32_t s = 0; s < rs.stream.size(); ++s) {
+    const uint32_t b = rs.chain_first[s], e = rs.chain_first[s + 1];
+    const uint32_t c = rs.stream[s];
+    if (b == e || c == kNone || c >= data_parallel.size() || !data_parallel[c]) continue;
+    rs.step_end[rs.chain[e - 1]] = 1;
+    std::vector<int32_t> labels;
+    rs.buf.clear();
+    for (uint32_t i = b; i < e; ++i) {
+      labels.push_back(ops[list[rs.chain[i]].op].iteration);
+      if (i + 1 < e) rs.buf.push_back(list[rs.chain[i + 1]].arrival - list[rs.chain[i]].end);
+    }
+    std::sort(labels.begin(), labels.end());
+    const size_t cuts = size_t(std::unique(labels.begin(), labels.end()) - labels.begin()) - 1;
+    if (cuts == 0 || rs.buf.empty()) continue;
+    std::vector<double> widest(rs.buf);
+    std::sort(widest.begin(), widest.end(), std::greater<>());
+    const double least = 0.5 * widest[std::min(cuts, widest.size()) / 2];
+    for (uint32_t i = b; i + 1 < e; ++i)
+      if (rs.buf[i - b] >= least) rs.step_end[rs.chain[i]] = 1;
+  }
+}
+
 // One rank's dependencies (link_entries), its streams classified. Its (k, op) pairs go into deps
 // by a counting sort on k (an entry's pairs all come from its rank), not one sort of all pairs.
 // None repeats unless the rank is twice in an op: only then are an entry's ops sorted and made
@@ -342,8 +385,11 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs) {
   const auto& list = rs.list;
   rs.dep_pairs.clear();
   rs.hint.assign(rs.chain_first.begin(), rs.chain_first.end() - 1);
+  find_step_ends(rs);
   for (uint32_t k = 0; k < list.size(); ++k) {
-    if (rs.async[list[k].comm] && rs.overlapped[k]) continue;
+    const uint32_t c = list[k].comm;
+    const bool dp = c < data_parallel.size() && data_parallel[c] && stream_of(c) != kNone;
+    if (rs.async[c] && (dp ? !rs.step_end[k] : rs.overlapped[k])) continue;
     for (uint32_t s = 0; s < rs.stream.size(); ++s) {
       if (s == list[k].slot || rs.slot_async[s]) continue;
       const uint32_t end = rs.chain_first[s + 1];
@@ -476,10 +522,13 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
   for (size_t e = 0; e < entries.size(); ++e) entries[e].peers = peer_ids(peer_key(e));
   peer_first = group_offsets(entries.size(), peer_ids.size(), [&](size_t e) { return entries[e].peers; },
                              [&](size_t e) { return !entries[e].fixed; });
-  peer_gaps.resize(peer_first.back());
+  peer_gaps.resize(peer_first.back()), peer_leads.resize(peer_first.back());
   std::vector<uint32_t> fill(peer_first.begin(), peer_first.end() - 1);
   for (const auto& e : entries)
-    if (!e.fixed) peer_gaps[fill[e.peers]++] = {e.gap, uint32_t(e.rank)};
+    if (!e.fixed) {
+      peer_leads[fill[e.peers]] = {e.lead, e.ready_op != kNone ? uint32_t(e.rank) : kNone};
+      peer_gaps[fill[e.peers]++] = {e.gap, uint32_t(e.rank)};
+    }
   // The family of the op's first member's op: its own (an op without members, never seen, takes
   // the next op's, as it always did).
   for (auto& op : ops)
@@ -564,7 +613,15 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
     }
     double ready = -1e300, gap = s.value;  // the latest of the prev, the deps and the ready op (+ lead)
     for (uint32_t i = from; i < s.preds_end; ++i) ready = std::max(ready, t[preds[i]]);
-    if (s.kind & kReadyStep) ready = std::max(ready, t[readies[ready_k].first] + readies[ready_k].second), ++ready_k;
+    if (s.kind & kReadyStep) {
+      // A fixed rank's compute before the launch is at its peers' median too (the lead is its work).
+      double lead = readies[ready_k].second;
+      if (r.any_fixed && r.fixed[s.who]) {
+        const auto kept = [&](uint32_t rank) { return rank != kNone && !r.fixed[rank]; };
+        lead = std::min(lead, kept_median(group(peer_leads, peer_first, entries[s.node].peers), kept, lead, r.buf));
+      }
+      ready = std::max(ready, t[readies[ready_k].first] + lead), ++ready_k;
+    }
     // At its role peers' median at the same point (the fixed ranks left out; its own gap where no
     // peer has that point), never slower than it was: a peer's gap may be measured from another
     // dependency than the rank's own (the order of near-simultaneous events differs).
