@@ -16,21 +16,23 @@ else
 fi
 cd "$BUILD"
 if [ "$sanitize" = 1 ]; then
-  # Too slow under the sanitizers for CI's time: 512 simulated ranks, the verdict matrices, the
-  # what-if counterfactuals, the independent scaling families (613 s under ASan, which pushed CI
-  # past its 5400 s), the scaling runs of 64-512 ranks (ScalingRuns: the instrumented generator timed
-  # out on them). Their code paths run in the other tests (test_what_if runs the replay,
-  # test_scaling the scaling judge and command). The plot scripts and the HTML report test Python on
-  # a scan the other tests already make under the sanitizers (plots: 285 s there); the Kineto verdict
-  # matrix (183 s), the scan-file command test (scan_file: its Python scripts, 163 s) and the semantic
-  # fuzzer (153 s), whose inputs are well-formed profiles the other tests read under the sanitizers
-  # (bench/fuzz_inputs.sh runs it there for an hour); the planted findings on Kineto traces (660 s:
-  # the same analyses as their nsys half, the Kineto reader under fuzz_kineto_quick); the healthy-runs
-  # sweep (195 s: the verdict's statistics on many runs, its code in the other Verdict tests).
-  # Everything else runs.
+  # Under the sanitizers, for CI's 45 minutes (it took 62 with every test here): the tests that
+  # read untrusted input (readers, repro inputs, fuzzers with fewer cases, scan files, the CLI) and
+  # the unit tests all run; of the end-to-end verdict suites on simulated runs (Verdict, Pipeline,
+  # Problems, FindingsVerdict, Sim*, MfuRuns, Schedules, ScalingRuns, the matrices and
+  # counterfactuals, 20-60 s each under ASan) only a few that cover every analysis's code (KEPT)
+  # run: the release stage runs them all, and their inputs are well-formed runs the kept ones
+  # also scan; so do three of the nine saved-scan report cases. Timing tests of process control
+  # (ReproN9, Repro3.R11) measure waits, not memory; Cli and Processes tests that re-run the same
+  # scan with other files or process counts run in the release stage.
+  # The Python scripts (plots, html_report, scan_file) are not instrumented.
+  SKIP='^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|indep_matrix_kineto_quick|scan_file|fuzz_semantic_quick|Sim/PlantedFinding\..*|(Verdict|Pipeline|Problems|FindingsVerdict|SimPlants|SimConventions|SimOverlap|MfuRuns|ScalingRuns|ReportReal)\..*|Schedules/.*|Cases/Report\.SavedScanPrintsTheSameReportAndSummary/(gc_per_host|hang|healthy|short|slow_gpu|slow_link)|Cli\.StaleFilesOfAnotherRunAreNamed|Processes\.EightProcessesOnSixteenRanksWriteTheSameFile|ReproN9\..*|Repro3\.R11.*)$'
+  KEPT='^(Verdict\.SlowGpu|Verdict\.HostDelay|Verdict\.SlowLinkBetweenTwoHosts|Verdict\.HangIsADesyncWithTheFirstMissingOp|Verdict\.CaptureEndingEarlyIsNotADesync|Verdict\.StageImbalanceIsNotAStraggler|Pipeline\.SlowP2pIsTransfer|Problems\.StallsOnEveryRankAreOneProblemWithTheirPeriod|Problems\.AWholeNodeIsOneProblemCostedAgainstTheRunWithoutIt|FindingsVerdict\.AFindingOnEveryRankIsTheJobsOwn|MfuRuns\.NoGpuInTheExportNeedsGpuGiven)$'
   status=0
-  ctest --output-on-failure -j "$JOBS" \
-    -E '^(verdict_matrix_quick|indep_matrix_quick|indep_scaling|indep_what_if|what_if_counterfactual|cost_counterfactual|plot_sizes|plots|html_report|compare_check|indep_matrix_kineto_quick|scan_file|fuzz_semantic_quick|Sim/PlantedFinding\.ExactlyThatFindingOnThoseRanks/[a-z_]*_kineto .*|Verdict\.LayoutInferredOnIssueShapesWithRandomConventions|Verdict\.HealthyRunsWithJitterAreHealthy|Verdict\.RootBlameNamesTheStragglerAt512Ranks|ScalingRuns\..*)$' "$@" || status=$?
+  ctest --output-on-failure -j "$JOBS" -E "$SKIP" "$@" || status=$?
+  mv Testing/Temporary/LastTest.log Testing/Temporary/LastTest-1.log 2>/dev/null || true
+  ctest --output-on-failure -j "$JOBS" -R "$KEPT" "$@" || status=$?
+  cat Testing/Temporary/LastTest-1.log >>Testing/Temporary/LastTest.log 2>/dev/null || true
 else
   status=0
   ctest --output-on-failure -j "$JOBS" "$@" || status=$?
