@@ -1,7 +1,9 @@
 #!/bin/bash
-# matrix.sh [--quick|--full] [--seeds "1 2 3"] [--out DIR] [--jobs N]
+# matrix.sh [--quick|--full] [--seeds "1 2 3"] [--out DIR] [--jobs N] [--known FILE]
 # Runs classes x seeds x conventions through sim3.py -> straggler-scan -> check.py and prints a
-# table; writes DIR/results.tsv. Exit 0 only if every case passes.
+# table; writes DIR/results.tsv. Exit 0 only if every case passes; with --known FILE (case names
+# that fail today, one per line, '#' comments), exit 0 only if exactly those fail: a new failure
+# is a regression, and a known one that passes must leave the list.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 PY=/usr/bin/python3
@@ -9,6 +11,7 @@ MODE=quick
 SEEDS=""
 OUT=""
 JOBS=2
+KNOWN=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;;
@@ -16,6 +19,7 @@ while [ $# -gt 0 ]; do
     --seeds) SEEDS="$2"; shift ;;
     --out) OUT="$2"; shift ;;
     --jobs) JOBS="$2"; shift ;;
+    --known) KNOWN="$2"; shift ;;
     -h|--help) sed -n 2,4p "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -181,5 +185,23 @@ n = len(rows); p = sum(1 for r in rows if len(r) > 6 and r[6] == 'PASS')
 print('\n%d/%d cases pass' % (p, n))
 EOF
 echo "results: $TSV ($((T1 - T0)) s)"
+if [ -n "$KNOWN" ]; then
+  $PY - "$TSV" "$KNOWN" <<'EOF'
+import sys
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1])][1:]
+known = {l.split('#')[0].strip() for l in open(sys.argv[2])} - {''}
+failed = {r[0] for r in rows if len(r) < 7 or r[6] != 'PASS'}
+ran = {r[0] for r in rows}
+new, fixed = sorted(failed - known), sorted((known & ran) - failed)
+for c in new:
+    print('REGRESSION: %s fails and is not in %s' % (c, sys.argv[2]))
+for c in fixed:
+    print('NOW PASSES: %s; take it out of %s' % (c, sys.argv[2]))
+if not new and not fixed:
+    print('known failures: %d of %d cases, as listed' % (len(failed), len(rows)))
+sys.exit(1 if new or fixed else 0)
+EOF
+  exit $?
+fi
 if grep -qvP '\tPASS\t' <(tail -n +2 "$TSV"); then exit 1; fi
 exit 0
