@@ -7,8 +7,12 @@
 #include <tuple>
 
 #include "common/stats.hpp"
+#include "peer_order.hpp"
+#include "what_if_tables.hpp"
 
 namespace collectives {
+
+using namespace what_if_detail;
 
 namespace {
 
@@ -35,6 +39,7 @@ struct Entry {  // one member's arrival at one op
   uint32_t ready_op = kNone;  // asynchronous: the op whose end (+ lead) its data waited for (set_launch_dependency)
   uint32_t dep_first = 0, dep_count = 0;  // ops whose end it waited for: deps[first, first + count)
   uint32_t peers = 0;         // its role peers at the same point: a group of peer_gaps
+  uint32_t link = 0;          // on a p2p link: which of the rank's links of the family, in order of first use
   bool fixed = false;         // nothing before it in the window: stays where it was
   bool window = true;         // its op's
 };
@@ -50,90 +55,6 @@ struct Step {
 };
 constexpr uint8_t kOpStep = 1, kFixedStep = 2, kWindowStep = 4, kReadyStep = 8;  // kReadyStep: the next of readies
 
-// Where a rank is in the step: family (role folded in for peers), op position, end of a p2p link
-// (collectives: 0).
-struct Key {
-  uint64_t family = 0;
-  uint32_t seq = 0, end = 0;
-  bool operator==(const Key&) const = default;
-};
-
-// Dense ids of keys in order of first appearance (open addressing, at most half full). Items are
-// grouped by a hash of their key and a counting sort on the id, not by sorting them all on tuple
-// keys and searching each one's range (that dominated a build): a median needs only its group.
-class KeyIds {
- public:
-  uint32_t operator()(const Key& k) {
-    if (!keys_.empty() && keys_[last_] == k) return last_;  // an op's members often share their key
-    if (2 * keys_.size() + 2 > slots_.size()) grow();
-    const size_t s = slot(k);
-    if (!slots_[s]) keys_.push_back(k), slots_[s] = uint32_t(keys_.size());
-    return last_ = slots_[s] - 1;
-  }
-  size_t size() const { return keys_.size(); }
-
- private:
-  std::vector<Key> keys_;
-  std::vector<uint32_t> slots_;  // id + 1, or 0
-  uint32_t last_ = 0;            // the id last asked for
-  size_t slot(const Key& k) const {  // where k is, or the empty slot it goes to
-    const uint64_t h = (k.family ^ ((uint64_t(k.seq) << 32 | k.end) * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-    size_t s = size_t(h ^ (h >> 31)) & (slots_.size() - 1);
-    while (slots_[s] && !(keys_[slots_[s] - 1] == k)) s = (s + 1) & (slots_.size() - 1);
-    return s;
-  }
-  void grow() {
-    slots_.assign(std::max<size_t>(64, 2 * slots_.size()), 0);
-    for (uint32_t id = 0; id < keys_.size(); ++id) slots_[slot(keys_[id])] = id + 1;
-  }
-};
-
-// A counting sort's offsets: group g of the kept items goes to [first[g], first[g + 1]).
-template <class GroupOf, class Keep>
-std::vector<uint32_t> group_offsets(size_t items, size_t groups, GroupOf group_of, Keep keep) {
-  std::vector<uint32_t> first(groups + 1, 0);
-  for (size_t i = 0; i < items; ++i) first[group_of(i) + 1] += keep(i) ? 1 : 0;
-  for (size_t g = 0; g < groups; ++g) first[g + 1] += first[g];
-  return first;
-}
-constexpr auto kAll = [](size_t) { return true; };  // every item kept
-
-struct Sample {  // a peer's gap, or a like's transfer
-  double value;
-  uint32_t of;  // the peer's rank, the like's communicator
-};
-
-// The median of the kept values (the mean of the two middle ones for an even count; `none` when
-// nothing is kept), by selection in `buf`: the order statistics a sorted range gives, found only
-// in the few groups a change needs instead of sorting every group at each build.
-template <class Keep>
-double kept_median(std::span<const Sample> v, Keep keep, double none, std::vector<double>& buf) {
-  buf.clear();
-  for (const auto& x : v)
-    if (keep(x.of)) buf.push_back(x.value);
-  if (buf.empty()) return none;
-  const size_t lo = (buf.size() - 1) / 2, hi = buf.size() / 2;
-  std::nth_element(buf.begin(), buf.begin() + long(hi), buf.end());
-  const double a = lo == hi ? buf[hi] : *std::max_element(buf.begin(), buf.begin() + long(hi));
-  return 0.5 * (a + buf[hi]);
-}
-
-std::span<const Sample> group(const std::vector<Sample>& v, const std::vector<uint32_t>& first, uint32_t g) {
-  return {v.data() + first[g], first[g + 1] - first[g]};
-}
-
-// The first of a[lo, hi) (sorted) not below x, searched outward from `hint` by doubling steps: a
-// rank's ops end nearly in the order it reached them, so the answer is at or near the last one.
-size_t lower_bound_from(const double* a, size_t lo, size_t hi, size_t hint, double x) {
-  size_t l = hint, r = hint, step = 1;  // the answer is in [l, r]
-  if (hint < hi && a[hint] < x) {
-    l = r = hint + 1;
-    for (; r < hi && a[r] < x; step *= 2) l = r + 1, r = std::min(hi, r + step);
-  } else {
-    for (; l > lo && a[l - 1] >= x; step *= 2) r = l - 1, l = l - 1 - lo > step ? l - 1 - step : lo;
-  }
-  return size_t(std::lower_bound(a + l, a + r, x) - a);
-}
 
 }  // namespace
 
@@ -154,6 +75,8 @@ struct WhatIfReplay::Model {
   // Flat, not a container per key: a replay's build is one of many (each phase, each iteration),
   // and small allocations dominated it. Group g: [first[g], first[g + 1]), unordered within.
   std::vector<uint32_t> peer_first, like_first;
+  size_t peer_groups = 0;  // distinct peer keys (Entry::peers, set before linking)
+  std::unique_ptr<PeerOrder> peer_order;  // while linking; null where roles do not tell programs apart
   std::vector<Sample> peer_gaps;   // the entries not fixed, grouped by peer key
   std::vector<Sample> peer_leads;  // beside peer_gaps: their leads (of kNone: no ready op)
   std::vector<Sample> likes;      // every op replayed, grouped by like
@@ -165,8 +88,9 @@ struct WhatIfReplay::Model {
   Key peer_key(size_t e) const {
     const OpNode& op = ops[entries[e].op];
     return {op.family ^ (uint64_t(uint32_t(role_of(entries[e].rank))) * 0xff51afd7ed558ccdull), op.seq,
-            op.p2p ? uint32_t(e - op.first) : 0u};
+            op.p2p ? uint32_t(e - op.first) | entries[e].link << 16 : 0u};
   }
+  void order_links();
   void build(const WhatIfInputs& in);
   void add_ops(const WhatIfInputs& in);
   // One rank's entries and streams (classify), in buffers reused from rank to rank; what is by
@@ -212,6 +136,10 @@ struct WhatIfReplay::Model {
 void WhatIfReplay::Model::build(const WhatIfInputs& in) {
   role = in.role, data_parallel = in.comm_data_parallel, shared = in.comm_shared;
   add_ops(in);
+  order_links();
+  KeyIds peer_ids;
+  for (size_t e = 0; e < entries.size(); ++e) entries[e].peers = peer_ids(peer_key(e));
+  peer_groups = peer_ids.size();
   link_entries();
   sort_topologically();
   build_tables(in);
@@ -252,6 +180,18 @@ void WhatIfReplay::Model::add_ops(const WhatIfInputs& in) {
   }
 }
 
+// Each p2p entry's link among its rank's links of the family (peer_order.hpp, order_links).
+void WhatIfReplay::Model::order_links() {
+  std::vector<LinkUse> uses;
+  for (uint32_t e = 0; e < entries.size(); ++e) {
+    const OpNode& op = ops[entries[e].op];
+    if (op.p2p) uses.push_back({entries[e].rank, op.family, entries[e].arrival, op.comm, e});
+  }
+  std::vector<uint32_t> link(entries.size(), 0);
+  collectives::order_links(std::move(uses), link);
+  for (size_t e = 0; e < entries.size(); ++e) entries[e].link = link[e];
+}
+
 // A rank's dependencies, from its own record (docs/what-if.md):
 //  * its ops on one communicator run in order (one CUDA stream: a kernel starts only after the
 //    previous one on its stream ended; CUDA's stream semantics): each depends on the previous end;
@@ -270,6 +210,19 @@ void WhatIfReplay::Model::add_ops(const WhatIfInputs& in) {
 void WhatIfReplay::Model::link_entries() {
   // Ranks are small integers: their entries by a counting sort (entry order within a rank).
   const common::Csr of_rank = common::group_by(entries.size(), ranks, [&](size_t e) { return size_t(entries[e].rank); });
+  // Peers tell a rank's program apart only where roles do: one role and pipeline links would put
+  // ranks of different stages, which run different programs, in one group.
+  bool any_p2p = false, roles = false;
+  for (const auto& op : ops) any_p2p = any_p2p || op.p2p;
+  for (const auto& en : entries) roles = roles || role_of(en.rank) != role_of(entries.front().rank);
+  std::vector<uint32_t> group(entries.size());
+  std::vector<int32_t> rank(entries.size());
+  std::vector<double> arrival(entries.size()), end(entries.size());
+  if (!entries.empty() && (roles || !any_p2p)) {
+    for (size_t e = 0; e < entries.size(); ++e)
+      group[e] = entries[e].peers, rank[e] = entries[e].rank, arrival[e] = entries[e].arrival, end[e] = ops[entries[e].op].end();
+    peer_order = std::make_unique<PeerOrder>(group, rank, arrival, end, peer_groups);
+  }
   RankStreams rs;
   rs.mark.assign(comms + 1, 0), rs.slot_of.assign(comms + 1, 0);
   rs.overlaps.assign(comms, 0), rs.count.assign(comms, 0), rs.async.assign(comms, 0);
@@ -288,6 +241,7 @@ void WhatIfReplay::Model::link_entries() {
     classify(rs, uint32_t(r + 1));
     link_rank(rs);
   }
+  peer_order.reset();
   // The gap: from the latest dependency (as measured) to the arrival. Nothing before it: it stays.
   for (Entry& en : entries) {
     en.fixed = en.prev == kNone && en.dep_count == 0 && en.ready_op == kNone;
@@ -394,7 +348,11 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs) {
       if (s == list[k].slot || rs.slot_async[s]) continue;
       const uint32_t end = rs.chain_first[s + 1];
       rs.hint[s] = uint32_t(lower_bound_from(rs.chain_arrival.data(), rs.chain_first[s], end, rs.hint[s], list[k].end));
-      if (rs.hint[s] != end) rs.dep_pairs.emplace_back(rs.chain[rs.hint[s]], list[k].op);
+      // The first arrival after the end that the peers do not refute waiting for it (peer_order.hpp).
+      // Not where the rank's role peers refute waiting for it (peer_order.hpp).
+      const uint32_t at = rs.hint[s];
+      if (at != end && !(peer_order && peer_order->refuted(list[k].e, list[rs.chain[at]].e)))
+        rs.dep_pairs.emplace_back(rs.chain[at], list[k].op);
     }
   }
   for (const auto& at : list)
@@ -518,9 +476,8 @@ void WhatIfReplay::Model::compile() {
 // given their key's group). Each op's like: the ops of its family and position. Each stage's work,
 // and each rank's scale when the stages are balanced.
 void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
-  KeyIds peer_ids, like_ids;
-  for (size_t e = 0; e < entries.size(); ++e) entries[e].peers = peer_ids(peer_key(e));
-  peer_first = group_offsets(entries.size(), peer_ids.size(), [&](size_t e) { return entries[e].peers; },
+  KeyIds like_ids;
+  peer_first = group_offsets(entries.size(), peer_groups, [&](size_t e) { return entries[e].peers; },
                              [&](size_t e) { return !entries[e].fixed; });
   peer_gaps.resize(peer_first.back()), peer_leads.resize(peer_first.back());
   std::vector<uint32_t> fill(peer_first.begin(), peer_first.end() - 1);
