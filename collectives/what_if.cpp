@@ -343,7 +343,10 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs) {
   for (uint32_t k = 0; k < list.size(); ++k) {
     const uint32_t c = list[k].comm;
     const bool dp = c < data_parallel.size() && data_parallel[c] && stream_of(c) != kNone;
-    if (rs.async[c] && (dp ? !rs.step_end[k] : rs.overlapped[k])) continue;
+    // A p2p op holds up what follows even when the rank went on beside it (a receive posted early
+    // sits waiting while the compute runs): the data it brings is consumed; the peers refute the
+    // arrivals that do not wait for it.
+    if (rs.async[c] && !ops[list[k].op].p2p && (dp ? !rs.step_end[k] : rs.overlapped[k])) continue;
     for (uint32_t s = 0; s < rs.stream.size(); ++s) {
       if (s == list[k].slot || rs.slot_async[s]) continue;
       const uint32_t end = rs.chain_first[s + 1];
