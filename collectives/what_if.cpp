@@ -180,16 +180,23 @@ void WhatIfReplay::Model::add_ops(const WhatIfInputs& in) {
   }
 }
 
-// Each p2p entry's link among its rank's links of the family (peer_order.hpp, order_links).
+// Each p2p entry's link: the role of its other end (the stage it talks to: the same for every rank
+// of a role, wherever a window cuts the schedule), then, among the rank's links of the family to
+// that role, their order of first use (peer_order.hpp, order_links: one communicator per
+// direction between the same two ranks).
 void WhatIfReplay::Model::order_links() {
   std::vector<LinkUse> uses;
+  std::vector<uint32_t> other(entries.size(), 0);
   for (uint32_t e = 0; e < entries.size(); ++e) {
     const OpNode& op = ops[entries[e].op];
-    if (op.p2p) uses.push_back({entries[e].rank, op.family, entries[e].arrival, op.comm, e});
+    if (!op.p2p) continue;
+    for (uint32_t i = op.first; i < op.first + op.count; ++i)
+      if (entries[i].rank != entries[e].rank) other[e] = uint32_t(role_of(entries[i].rank) + 1) & 0xff;
+    uses.push_back({entries[e].rank, op.family ^ (uint64_t(other[e]) * 0x9e3779b97f4a7c15ull), entries[e].arrival, op.comm, e});
   }
   std::vector<uint32_t> link(entries.size(), 0);
   collectives::order_links(std::move(uses), link);
-  for (size_t e = 0; e < entries.size(); ++e) entries[e].link = link[e];
+  for (size_t e = 0; e < entries.size(); ++e) entries[e].link = other[e] << 8 | std::min<uint32_t>(link[e], 0xff);
 }
 
 // A rank's dependencies, from its own record (docs/what-if.md):
@@ -352,9 +359,14 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs) {
       const uint32_t end = rs.chain_first[s + 1];
       rs.hint[s] = uint32_t(lower_bound_from(rs.chain_arrival.data(), rs.chain_first[s], end, rs.hint[s], list[k].end));
       // The first arrival after the end that the peers do not refute waiting for it (peer_order.hpp).
-      // Not where the rank's role peers refute waiting for it (peer_order.hpp).
+      // Not where the rank's role peers refute waiting for it (peer_order.hpp), unless the op is a
+      // grouped p2p kernel (a stream serving two links): it ends with its last exchange, which may
+      // be a send that the receive the rank's work waits for did not wait for, so its peers'
+      // order before its end is no evidence.
       const uint32_t at = rs.hint[s];
-      if (at != end && !(peer_order && peer_order->refuted(list[k].e, list[rs.chain[at]].e)))
+      const auto grouped_at = [&](uint32_t i) { return ops[list[i].op].p2p && stream_of(list[i].comm) == kNone; };
+      const bool grouped = grouped_at(k) || (at != end && grouped_at(rs.chain[at]));
+      if (at != end && !(peer_order && !grouped && peer_order->refuted(list[k].e, list[rs.chain[at]].e)))
         rs.dep_pairs.emplace_back(rs.chain[at], list[k].op);
     }
   }
