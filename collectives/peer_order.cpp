@@ -2,18 +2,19 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 namespace collectives {
 
-PeerOrder::PeerOrder(std::span<const uint32_t> group, std::span<const int32_t> rank, std::span<const double> arrival,
-                     std::span<const double> end, size_t groups)
-    : group_(group), rank_(rank), arrival_(arrival), end_(end) {
+PeerOrder::PeerOrder(std::vector<uint32_t> group, std::vector<int32_t> rank, std::vector<double> arrival,
+                     std::vector<double> end, size_t groups)
+    : group_(std::move(group)), rank_(std::move(rank)), arrival_(std::move(arrival)), end_(std::move(end)) {
   first_.assign(groups + 1, 0);
-  for (uint32_t g : group) ++first_[g + 1];
+  for (uint32_t g : group_) ++first_[g + 1];
   for (size_t g = 0; g < groups; ++g) first_[g + 1] += first_[g];
-  members_.resize(group.size());
+  members_.resize(group_.size());
   std::vector<uint32_t> fill(first_.begin(), first_.end() - 1);
-  for (uint32_t e = 0; e < group.size(); ++e) members_[fill[group[e]]++] = e;
+  for (uint32_t e = 0; e < group_.size(); ++e) members_[fill[group_[e]]++] = e;
   for (size_t g = 0; g < groups; ++g)  // by rank, then entry: find() takes a rank's first
     std::sort(members_.begin() + first_[g], members_.begin() + first_[g + 1],
               [&](uint32_t a, uint32_t b) { return rank_[a] != rank_[b] ? rank_[a] < rank_[b] : a < b; });

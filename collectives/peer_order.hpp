@@ -6,8 +6,8 @@
 // had posted early), and a replay that keeps it as a dependency would keep the slow rank's delay
 // after the rank is fixed.
 #pragma once
+#include <cstddef>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 namespace collectives {
@@ -16,8 +16,8 @@ class PeerOrder {
  public:
   // By entry: its peer group (the same role, communicator family, op position and link end), its
   // rank, its arrival and its op's end. Entries of one rank in one group: only the first counts.
-  PeerOrder(std::span<const uint32_t> group, std::span<const int32_t> rank, std::span<const double> arrival,
-            std::span<const double> end, size_t groups);
+  PeerOrder(std::vector<uint32_t> group, std::vector<int32_t> rank, std::vector<double> arrival,
+            std::vector<double> end, size_t groups);
   // Whether the peers refute that entry `later` waited for the op of entry `earlier` (both the same
   // rank's): of up to `kVotes` other ranks holding both points, more arrived at `later`'s point
   // before `earlier`'s op ended than after.
@@ -27,9 +27,9 @@ class PeerOrder {
  private:
   std::vector<uint32_t> first_;  // group g: members_[first_[g], first_[g + 1]), by rank
   std::vector<uint32_t> members_;
-  std::span<const uint32_t> group_;
-  std::span<const int32_t> rank_;
-  std::span<const double> arrival_, end_;
+  std::vector<uint32_t> group_;
+  std::vector<int32_t> rank_;
+  std::vector<double> arrival_, end_;
   uint32_t find(uint32_t g, int32_t r) const;  // the entry of rank r in group g, or UINT32_MAX
 };
 

@@ -76,7 +76,6 @@ struct WhatIfReplay::Model {
   // and small allocations dominated it. Group g: [first[g], first[g + 1]), unordered within.
   std::vector<uint32_t> peer_first, like_first;
   size_t peer_groups = 0;  // distinct peer keys (Entry::peers, set before linking)
-  std::unique_ptr<PeerOrder> peer_order;  // while linking; null where roles do not tell programs apart
   std::vector<Sample> peer_gaps;   // the entries not fixed, grouped by peer key
   std::vector<Sample> peer_leads;  // beside peer_gaps: their leads (of kNone: no ready op)
   std::vector<Sample> likes;      // every op replayed, grouped by like
@@ -113,12 +112,13 @@ struct WhatIfReplay::Model {
     std::vector<std::pair<uint32_t, uint32_t>> dep_pairs;  // (k, op whose end it waited for)
     std::vector<uint32_t> fill, pair_first, pair_ops, hint;
     std::vector<uint8_t> step_end;  // by k: a data-parallel op that ends its step's burst
-    std::vector<double> buf;
+    std::vector<double> pause, widest;  // find_step_ends' buffers
+    std::vector<int32_t> labels;
   };
   void find_step_ends(RankStreams& rs) const;
   void link_entries();
   void classify(RankStreams& rs, uint32_t mark) const;
-  void link_rank(RankStreams& rs);
+  void link_rank(RankStreams& rs, const PeerOrder* peers);
   void set_launch_dependency(const RankStreams::Pos& at, const RankStreams& rs);
   void sort_topologically();
   void compile();
@@ -222,13 +222,14 @@ void WhatIfReplay::Model::link_entries() {
   bool any_p2p = false, roles = false;
   for (const auto& op : ops) any_p2p = any_p2p || op.p2p;
   for (const auto& en : entries) roles = roles || role_of(en.rank) != role_of(entries.front().rank);
-  std::vector<uint32_t> group(entries.size());
-  std::vector<int32_t> rank(entries.size());
-  std::vector<double> arrival(entries.size()), end(entries.size());
+  std::optional<PeerOrder> peers;  // none where roles do not tell programs apart
   if (!entries.empty() && (roles || !any_p2p)) {
+    std::vector<uint32_t> group(entries.size());
+    std::vector<int32_t> rank(entries.size());
+    std::vector<double> arrival(entries.size()), end(entries.size());
     for (size_t e = 0; e < entries.size(); ++e)
       group[e] = entries[e].peers, rank[e] = entries[e].rank, arrival[e] = entries[e].arrival, end[e] = ops[entries[e].op].end();
-    peer_order = std::make_unique<PeerOrder>(group, rank, arrival, end, peer_groups);
+    peers.emplace(std::move(group), std::move(rank), std::move(arrival), std::move(end), peer_groups);
   }
   RankStreams rs;
   rs.mark.assign(comms + 1, 0), rs.slot_of.assign(comms + 1, 0);
@@ -246,9 +247,8 @@ void WhatIfReplay::Model::link_entries() {
     std::sort(rs.list.begin(), rs.list.end(),
               [](const auto& a, const auto& b) { return std::tie(a.arrival, a.op) < std::tie(b.arrival, b.op); });
     classify(rs, uint32_t(r + 1));
-    link_rank(rs);
+    link_rank(rs, peers ? &*peers : nullptr);
   }
-  peer_order.reset();
   // The gap: from the latest dependency (as measured) to the arrival. Nothing before it: it stays.
   for (Entry& en : entries) {
     en.fixed = en.prev == kNone && en.dep_count == 0 && en.ready_op == kNone;
@@ -321,20 +321,19 @@ void WhatIfReplay::Model::find_step_ends(RankStreams& rs) const {
     const uint32_t c = rs.stream[s];
     if (b == e || c == kNone || c >= data_parallel.size() || !data_parallel[c]) continue;
     rs.step_end[rs.chain[e - 1]] = 1;
-    std::vector<int32_t> labels;
-    rs.buf.clear();
+    rs.labels.clear(), rs.pause.clear();
     for (uint32_t i = b; i < e; ++i) {
-      labels.push_back(ops[list[rs.chain[i]].op].iteration);
-      if (i + 1 < e) rs.buf.push_back(list[rs.chain[i + 1]].arrival - list[rs.chain[i]].end);
+      rs.labels.push_back(ops[list[rs.chain[i]].op].iteration);
+      if (i + 1 < e) rs.pause.push_back(list[rs.chain[i + 1]].arrival - list[rs.chain[i]].end);
     }
-    std::sort(labels.begin(), labels.end());
-    const size_t cuts = size_t(std::unique(labels.begin(), labels.end()) - labels.begin()) - 1;
-    if (cuts == 0 || rs.buf.empty()) continue;
-    std::vector<double> widest(rs.buf);
-    std::sort(widest.begin(), widest.end(), std::greater<>());
-    const double least = 0.5 * widest[std::min(cuts, widest.size()) / 2];
+    std::sort(rs.labels.begin(), rs.labels.end());
+    const size_t cuts = size_t(std::unique(rs.labels.begin(), rs.labels.end()) - rs.labels.begin()) - 1;
+    if (cuts == 0 || rs.pause.empty()) continue;
+    rs.widest.assign(rs.pause.begin(), rs.pause.end());
+    std::sort(rs.widest.begin(), rs.widest.end(), std::greater<>());
+    const double least = 0.5 * rs.widest[std::min(cuts, rs.widest.size()) / 2];
     for (uint32_t i = b; i + 1 < e; ++i)
-      if (rs.buf[i - b] >= least) rs.step_end[rs.chain[i]] = 1;
+      if (rs.pause[i - b] >= least) rs.step_end[rs.chain[i]] = 1;
   }
 }
 
@@ -342,11 +341,12 @@ void WhatIfReplay::Model::find_step_ends(RankStreams& rs) const {
 // by a counting sort on k (an entry's pairs all come from its rank), not one sort of all pairs.
 // None repeats unless the rank is twice in an op: only then are an entry's ops sorted and made
 // unique (their order does not matter: a run takes the latest end).
-void WhatIfReplay::Model::link_rank(RankStreams& rs) {
+void WhatIfReplay::Model::link_rank(RankStreams& rs, const PeerOrder* peers) {
   const auto& list = rs.list;
   rs.dep_pairs.clear();
   rs.hint.assign(rs.chain_first.begin(), rs.chain_first.end() - 1);
   find_step_ends(rs);
+  const auto grouped_at = [&](uint32_t k) { return ops[list[k].op].p2p && stream_of(list[k].comm) == kNone; };
   for (uint32_t k = 0; k < list.size(); ++k) {
     const uint32_t c = list[k].comm;
     const bool dp = c < data_parallel.size() && data_parallel[c] && stream_of(c) != kNone;
@@ -358,15 +358,14 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs) {
       if (s == list[k].slot || rs.slot_async[s]) continue;
       const uint32_t end = rs.chain_first[s + 1];
       rs.hint[s] = uint32_t(lower_bound_from(rs.chain_arrival.data(), rs.chain_first[s], end, rs.hint[s], list[k].end));
-      // The first arrival after the end that the peers do not refute waiting for it (peer_order.hpp).
-      // Not where the rank's role peers refute waiting for it (peer_order.hpp), unless the op is a
-      // grouped p2p kernel (a stream serving two links): it ends with its last exchange, which may
-      // be a send that the receive the rank's work waits for did not wait for, so its peers'
-      // order before its end is no evidence.
+      // Not where the rank's role peers refute waiting for it (peer_order.hpp), unless either end
+      // is a grouped p2p kernel (a stream serving two links): it ends with its last exchange,
+      // which may be a send that the receive the rank's work waits for did not wait for, so its
+      // peers' order about its end is no evidence.
       const uint32_t at = rs.hint[s];
-      const auto grouped_at = [&](uint32_t i) { return ops[list[i].op].p2p && stream_of(list[i].comm) == kNone; };
-      const bool grouped = grouped_at(k) || (at != end && grouped_at(rs.chain[at]));
-      if (at != end && !(peer_order && !grouped && peer_order->refuted(list[k].e, list[rs.chain[at]].e)))
+      if (at == end) continue;
+      const bool grouped = grouped_at(k) || grouped_at(rs.chain[at]);
+      if (!(peers && !grouped && peers->refuted(list[k].e, list[rs.chain[at]].e)))
         rs.dep_pairs.emplace_back(rs.chain[at], list[k].op);
     }
   }
