@@ -28,8 +28,14 @@ std::vector<ShiftCulprit> culprits_at(const std::vector<std::vector<double>>& ow
     base[r] = median_of(own[r], 1, at);
     shift[r] = median_of(own[r], at, common) - base[r];
   }
-  const double med = common::median(shift);
-  const double spread = std::max(common::mad_sigma(shift, med), opt.spread_floor * mean_step);
+  // The ranks that did not change are the reference: the lower half of the shifts (a whole host
+  // can be half the job, and then the median of all shifts sits between the two groups and its MAD
+  // spans them).
+  std::vector<double> low(shift);
+  std::sort(low.begin(), low.end());
+  low.resize((n + 1) / 2);
+  const double med = common::median(low);
+  const double spread = std::max(common::mad_sigma(low, med), opt.spread_floor * mean_step);
   std::vector<ShiftCulprit> found;
   for (size_t r = 0; r < n; ++r) {
     const double z = spread > 0 ? (shift[r] - med) / spread : 0;

@@ -61,15 +61,42 @@ double per_kernel_ns(const RankEvidence& r, const std::string& name, size_t from
   return -1;
 }
 
+int64_t number(const RankEvidence& r, size_t index) {
+  return index < r.iteration_number.size() ? r.iteration_number[index] : int64_t(index);
+}
+
+// Its top compute kernels' time per kernel over [from, to) against its own iterations before
+// `from` (the warm-up left out), weighted by their time: 1 where it has under two such iterations.
+// Medians over iterations on each side: a job change point may be found an iteration after the
+// GPU slowed, and one slow iteration in the baseline must not halve the ratio.
+double own_speed(const RankEvidence& r, size_t from, size_t to) {
+  if (from < 3) return 1.0;
+  double weight = 0, log_ratio = 0;
+  std::vector<double> before, after;
+  for (size_t n = 0; n < r.top_names.size(); ++n) {
+    before.clear(), after.clear();
+    double w = 0;
+    for (size_t i = 1; i < std::min({r.name_ns[n].size(), r.name_count[n].size(), to}); ++i) {
+      if (r.name_count[n][i] <= 0) continue;
+      (i < from ? before : after).push_back(r.name_ns[n][i] / r.name_count[n][i]);
+      if (i >= from) w += r.name_ns[n][i];
+    }
+    if (before.empty() || after.empty() || median(before) <= 0) continue;
+    weight += w, log_ratio += w * std::log(median(after) / median(before));
+  }
+  return weight > 0 ? std::exp(log_ratio / weight) : 1.0;
+}
+
 // What it is judged on beside its kernels (see cause_of).
 struct CauseInput {
   size_t from = 0, to = 0;  // iteration indexes
+  bool own_baseline = false;  // named against its own iterations before a job change point
   double link_ratio = 0;    // its slowest communicator against its like
   double extra_transfer_ms = 0, excess_ms_per_it = 0;
 };
 
 Cause cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& peers, const CauseInput& in,
-               const VerdictOptions& opt, std::string& evidence) {
+               const VerdictOptions& opt, std::string& evidence, double& own_slowdown) {
   const size_t from = in.from, to = in.to;
   const double link_ratio = in.link_ratio, extra_transfer_ms = in.extra_transfer_ms,
                excess_ms_per_it = in.excess_ms_per_it;
@@ -87,6 +114,18 @@ Cause cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& pe
     log_ratio += w * std::log(mine / median(theirs));
   }
   const double speed = weight > 0 ? std::exp(log_ratio / weight) : 1.0;
+  // Its peers of its role may have slowed with it (a host that is a whole pipeline stage holds no
+  // healthy peer of its role): its kernels against its own iterations before the onset then.
+  if (speed < opt.slow_gpu_ratio && in.own_baseline) {
+    const double own = own_speed(r, from, to);
+    if (own >= opt.slow_gpu_ratio) {
+      evidence = fmt::format("the same compute kernels run {:.2f}x longer than in its own iterations before {} (its "
+                             "peers of its role slowed with it: {:.2f}x against them)",
+                             own, number(r, from), speed);
+      own_slowdown = own;
+      return Cause::SlowGpu;
+    }
+  }
   std::vector<double> pk, pc, pi;
   for (const auto* p : peers)
     pk.push_back(mean_from(p->kernels, from, to)), pc.push_back(mean_from(p->compute_ms, from, to)),
@@ -121,10 +160,6 @@ Cause cause_of(const RankEvidence& r, const std::vector<const RankEvidence*>& pe
   return Cause::Unknown;
 }
 
-int64_t number(const RankEvidence& r, size_t index) {
-  return index < r.iteration_number.size() ? r.iteration_number[index] : int64_t(index);
-}
-
 // Iteration indexes [from, to) a rank is judged on (see verdict.hpp: the whole steady run and the
 // stretches around change points).
 struct Window {
@@ -157,6 +192,7 @@ struct Run {
   std::vector<Window> best_w;                           // {0, 0}: qualifies nowhere
   std::optional<Consistency> own_repeats, idle_repeats;  // per-iteration evidence (consistency.hpp)
   std::vector<uint8_t> by_idle;                          // qualified on its extra GPU idle only
+  std::vector<uint8_t> by_shift;                         // a change point's culprit (name_by_shift)
 
   double run_ms(Window w) const {
     double t = 0;
@@ -401,8 +437,10 @@ void name_by_shift(Run& run) {
   const auto found = shift_culprits(run.own, run.v.job_step_ms, run.common, run.job_changes, so);
   std::map<size_t, std::vector<int>> culprits;  // change point -> ranks
   std::map<size_t, size_t> shifted_at;           // change point -> where its culprits' own time shifted
+  run.by_shift.assign(run.ranks.size(), 0);
   for (const auto& f : found) {
     culprits[f.change].push_back(run.ranks[f.rank_index].rank);
+    run.by_shift[f.rank_index] = 1;
     auto [it, fresh] = shifted_at.try_emplace(f.change, f.at);
     if (!fresh && it->second != f.at) it->second = run.job_changes[f.change];  // they disagree: keep the job's
     if (run.best_w[f.rank_index].to != 0) continue;  // named already, on its own stretch
@@ -455,7 +493,12 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   s.late_fraction = r.ops > 0 ? r.late / r.ops : 0;
   s.score = run.best_z[i];
   // Named on its extra idle: that series, not its own time (GPU speed spread blurs it), dates it.
-  const size_t on = onset_before(run.by_idle[i] ? run.extra_idle[i] : run.excess[i], win.from, win.to, onset_options(run.opt));
+  // A change point's culprit is dated by the change its own time made (its role peers may have
+  // changed with it, so its excess over them says nothing of when).
+  const bool by_shift = i < run.by_shift.size() && run.by_shift[i];
+  const size_t on = by_shift ? win.from
+                             : onset_before(run.by_idle[i] ? run.extra_idle[i] : run.excess[i], win.from, win.to,
+                                            onset_options(run.opt));
   const size_t from = on == SIZE_MAX ? win.from : on;
   if (on != SIZE_MAX) s.onset_iteration = number(r, on);
   s.iterations_after_onset = int64_t(win.to - std::max<size_t>(from, 1));
@@ -467,7 +510,8 @@ Straggler make_straggler(Run& run, size_t i, const std::vector<const RankEvidenc
   // Transfer time beyond its role's median, per iteration of its profile.
   in.extra_transfer_ms = (r.transfer_ns - median_transfer_ns) / 1e6 / double(std::max<size_t>(r.step_ms.size(), 1));
   in.excess_ms_per_it = s.excess_ms / double(std::max<size_t>(win.to - std::max<size_t>(from, 1), 1));
-  s.cause = cause_of(r, others, in, run.opt, s.evidence);
+  in.own_baseline = by_shift;
+  s.cause = cause_of(r, others, in, run.opt, s.evidence, s.own_slowdown);
   s.why = s.evidence;
   // A host delay is dated by its own signal, the extra GPU idle: own time also carries the GPU
   // speed spread, which blurs a small delay's start.

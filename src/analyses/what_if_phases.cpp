@@ -122,6 +122,10 @@ Reference reference_of(const CrossRankResults& x, const c::BlameRecords& rec, co
   return ref;
 }
 
+// A straggler found slow against its own iterations before the onset is fixed by that factor where
+// no healthy peer of its role is left (WhatIfChange::own_scale).
+double own_scale_of(const c::Straggler& s) { return s.own_slowdown > 1 ? 1.0 / s.own_slowdown : 1.0; }
+
 // One phase replayed with every change: its what-if rows and its waterfall.
 struct PhaseReplay {
   const CrossRankResults& x;
@@ -157,10 +161,10 @@ void PhaseReplay::run() {
   for (size_t si = 0; si < x.verdict.stragglers.size(); ++si) {
     const auto& s = x.verdict.stragglers[si];
     c::WhatIfChange one;
-    one.ranks = {s.rank};
+    one.ranks = {s.rank}, one.own_scale = {own_scale_of(s)};
     if (s.cause == c::Cause::SlowLink) one.links = {s.rank};
     const bool row = all.ranks.size() < kMaxRankRows;
-    all.ranks.push_back(s.rank), all.links.insert(all.links.end(), one.links.begin(), one.links.end());
+    all.ranks.push_back(s.rank), all.own_scale.push_back(own_scale_of(s)), all.links.insert(all.links.end(), one.links.begin(), one.links.end());
     if (!row) continue;
     const std::string label = fmt::format("rank {} ({})", s.rank, c::cause_name(s.cause));
     add(label + " at its peers' median", "fix_rank", {s.rank}, step_with(one));
@@ -172,7 +176,7 @@ void PhaseReplay::run() {
     c::WhatIfChange whole;
     for (size_t si : g.members) {
       const auto& s = x.verdict.stragglers[si];
-      whole.ranks.push_back(s.rank);
+      whole.ranks.push_back(s.rank), whole.own_scale.push_back(own_scale_of(s));
       if (s.cause == c::Cause::SlowLink) whole.links.push_back(s.rank);
     }
     add(fmt::format("{} (ranks {}) at their peers' median", common::printable(g.host), fmt::join(whole.ranks, ", ")),

@@ -150,6 +150,10 @@ const Table<collectives::Straggler>& stragglers_table() {
                                .doc("NaN: not replayed (beyond the 16 most blamed)")
                                .added(),
                            col("cost_pct", &S::cost_pct, "%", "cost_ms_per_step as a share of the phase's step").added(),
+                           col("own_slowdown", &S::own_slowdown, "x",
+                               "its compute kernels' time against its own iterations before the onset, where that and not "
+                               "its role peers showed the slow GPU (they slowed with it); 0: not judged so")
+                               .added(),
                            enum_col("cause_detail", &S::cause_detail, ranks::finding_name, ranks::kFindingCount + 1,
                                     "host_delay refined by its costliest host-side finding (\"\": none)"),
                            computed<S>("findings", [](const S& s) {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# matrix.sh [--quick|--full] [--seeds "1 2 3"] [--out DIR] [--jobs N] [--known FILE]
+# matrix.sh [--quick|--full] [--seeds "1 2 3"] [--out DIR] [--jobs N] [--known FILE] [--only REGEX]
 # Runs classes x seeds x conventions through sim3.py -> straggler-scan -> check.py and prints a
 # table; writes DIR/results.tsv. Exit 0 only if every case passes; with --known FILE (case names
 # that fail today, one per line, '#' comments), exit 0 only if exactly those fail: a new failure
@@ -12,6 +12,7 @@ SEEDS=""
 OUT=""
 JOBS=2
 KNOWN=""
+ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) MODE=quick ;;
@@ -20,6 +21,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift ;;
     --jobs) JOBS="$2"; shift ;;
     --known) KNOWN="$2"; shift ;;
+    --only) ONLY="$2"; shift ;;
     -h|--help) sed -n 2,4p "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -158,6 +160,8 @@ else
   add "healthy_4096-1 healthy 1 plain --layout 8x4x128 --gpus-per-host 8 --iterations 5 --layers 1 --microbatches 4"
 fi
 
+# --only: the cases whose name matches REGEX (a subset to iterate on)
+if [ -n "$ONLY" ]; then grep -E "^[^ ]*($ONLY)" "$CASES" >"$CASES.only" || true; mv "$CASES.only" "$CASES"; fi
 echo "sim3 matrix ($MODE): $(wc -l <"$CASES") cases, results under $OUT" >&2
 T0=$(date +%s)
 # big runs alone (memory), the rest JOBS at a time

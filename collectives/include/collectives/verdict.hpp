@@ -144,6 +144,10 @@ struct Straggler {
   // refines host_delay (collectives/root_causes.hpp).
   std::vector<ranks::Finding> findings;
   ranks::Finding cause_detail = ranks::Finding::None;
+  // Its compute kernels' time against its own iterations before the onset, where that, not its
+  // role peers, showed the slow GPU (they slowed with it: a host that is a whole stage); 0: not so.
+  // The what-if then fixes it by this factor where no healthy peer is left (docs/what-if.md).
+  double own_slowdown = 0;
   // What the job's step loses to it in the last phase (src/analyses/what_if.hpp, charge_costs: its
   // share of the what-if saving); NaN where it was not replayed.
   double cost_ms_per_step = std::numeric_limits<double>::quiet_NaN();

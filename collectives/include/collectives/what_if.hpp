@@ -81,6 +81,9 @@ struct WhatIfInputs {
 // One change; its parts combine (every straggler fixed and communication hidden: both set).
 struct WhatIfChange {
   std::vector<int32_t> ranks;   // at their peers' median
+  // Beside `ranks` (may be shorter): a factor (0, 1] for a rank's own gaps where no peer of its
+  // role is left unfixed (its own slowdown's inverse: a host that is a whole stage); 1 or absent: none.
+  std::vector<double> own_scale;
   std::vector<int32_t> links;   // of `ranks`, those whose communicators' transfers are fixed too
   std::vector<uint32_t> comms;  // communicators whose transfers go to their like's median (a slow link)
   bool hide_communication = false;
