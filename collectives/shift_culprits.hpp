@@ -8,8 +8,10 @@
 // not move when it only waits longer for others, so at a change point of the job's step the ranks
 // whose own time rose by as much as the job's step did are the ones that changed, whatever their
 // peers did. Each is judged against its own iterations before the change, the shift against the
-// spread of every rank's shift (most ranks did not change: a change of more than half the ranks is
-// the job's own, not a problem of some ranks), and it must hold in the iterations after the change
+// spread of the lower half of the ranks' shifts (the ranks that did not change: a host that is a
+// whole pipeline stage is half of a 16-rank job, and the median and MAD of all shifts would sit
+// between the two groups; a change of more than half the ranks is the job's own, not a problem of
+// some ranks), and it must hold in the iterations after the change
 // (all but a quarter of them): the change point is the job's, found once, not picked per rank, so
 // no correction for picking is due, and a late onset with 3 iterations left is judged on those 3
 // (the verdict says how many it had).
