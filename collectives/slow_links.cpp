@@ -1,5 +1,7 @@
 #include "slow_links.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -94,7 +96,46 @@ std::vector<std::vector<double>> like_ratios(const std::vector<const CommEvidenc
   return out;
 }
 
+// slow_from against the series' own iterations before each candidate onset (the median of those
+// with ops), not against its like: for a like that moved as one.
+size_t own_slow_from(const std::vector<double>& series, double bar, double& after) {
+  std::vector<double> before, ratio(series.size(), std::numeric_limits<double>::quiet_NaN());
+  for (size_t k = 3; k + 1 < series.size(); ++k) {
+    before.clear();
+    for (size_t i = 1; i < k; ++i)
+      if (std::isfinite(series[i])) before.push_back(series[i]);
+    if (before.size() < 2 || median(before) <= 0) continue;
+    const double base = median(before);
+    for (size_t i = 1; i < series.size(); ++i) ratio[i] = series[i] / base;
+    if (slow_from(ratio, bar, after) == k) return k;
+  }
+  return SIZE_MAX;
+}
+
 int64_t number_of(size_t k, const std::vector<int64_t>& numbers) { return k < numbers.size() ? numbers[k] : int64_t(k); }
+
+// A like that turned slow as one (every pipeline link through one slow NIC or switch: a host that
+// is a whole stage) leaves none to compare with: its communicators against their own iterations
+// before, when more than the share a like-relative link may have did so together. The what-if then
+// fixes their transfers by that factor from the onset on (SlowLink::own_slowdown).
+void like_slow_link(const std::vector<const CommEvidence*>& members, const VerdictOptions& opt,
+                    const std::set<std::string>& named, const std::vector<int64_t>& numbers, Verdict& v) {
+  std::vector<const CommEvidence*> slow;
+  std::vector<double> ratios;
+  std::vector<size_t> onsets;
+  for (const auto* c : members) {
+    double after = 0;
+    if (named.count(c->name)) continue;
+    if (const size_t k = own_slow_from(c->transfer_by_iteration, opt.slow_link_ratio, after); k != SIZE_MAX)
+      slow.push_back(c), ratios.push_back(after), onsets.push_back(k);
+  }
+  if (slow.size() < 2 || double(slow.size()) <= opt.slow_link_max_share * double(members.size())) return;
+  SlowLink link = link_of(slow, ratios);
+  std::sort(onsets.begin(), onsets.end());
+  link.onset_iteration = number_of(onsets[onsets.size() / 2], numbers);
+  link.own_slowdown = link.slowdown;
+  v.slow_links.push_back(std::move(link));
+}
 
 // Communicators of one like group that turned slow late: against the like's lower half in each
 // iteration, when a minority of the like did.
@@ -109,10 +150,8 @@ void late_slow_links(const std::vector<const CommEvidence*>& members, const std:
     if (const size_t k = slow_from(ratio[m], opt.slow_link_ratio, after); k != SIZE_MAX)
       slow.push_back(members[m]), ratios.push_back(after), onsets.push_back(k);
   }
-  // A like moving as one (every link through one slow NIC or switch) leaves none to compare with:
-  // not named here. Against their own iterations before, they would be; but the what-if fixes a
-  // link at its like's transfer, which would price it at nothing (issue 37, left open).
-  if (slow.empty() || double(slow.size()) > opt.slow_link_max_share * double(members.size())) return;
+  if (double(slow.size()) > opt.slow_link_max_share * double(members.size())) return;  // half slow is the norm
+  if (slow.empty()) return like_slow_link(members, opt, named, numbers, v);
   SlowLink link = link_of(slow, ratios);
   std::sort(onsets.begin(), onsets.end());
   link.onset_iteration = number_of(onsets[onsets.size() / 2], numbers);
@@ -186,6 +225,13 @@ void find_slow_links(const std::vector<CommEvidence>& comms, const VerdictOption
         L.erase(L.begin() + long(j)), merged = true;
       }
   }
+}
+
+std::string slow_link_evidence(const SlowLink& l) {
+  if (l.own_slowdown > 0)
+    return fmt::format("{} transfers {:.2f}x slower than their own before iteration {} (every link of their like turned "
+                       "slow together)", l.collective, l.own_slowdown, l.onset_iteration);
+  return fmt::format("{} transfers {:.2f}x slower than their like", l.collective, l.slowdown);
 }
 
 bool explained_by_slow_links(const std::vector<SlowLink>& links, const std::set<std::string>& slow_comms) {

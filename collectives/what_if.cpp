@@ -196,7 +196,10 @@ double WhatIfReplay::Model::op_end(const Step& s, const double* t, const uint32_
   if (run.change && run.change->hide_communication) transfer = 0;
   if (by_rank || run.comm[s.who]) {
     const auto kept = [&](uint32_t comm) { return !(by_rank && comm == op.comm) && !run.comm[comm]; };
-    transfer = std::min(transfer, kept_median(group(likes, like_first, op.like), kept, op.transfer, run.buf));
+    // No like left (the whole like is being fixed): its own transfer, scaled where the change says.
+    const double own = run.comm[s.who] && op.iteration >= run.comm_scale_from[s.who] ? op.transfer * run.comm_scale[s.who]
+                                                                                      : op.transfer;
+    transfer = std::min(transfer, kept_median(group(likes, like_first, op.like), kept, own, run.buf));
   }
   return last + transfer;
 }
@@ -214,8 +217,14 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
     }
     for (int32_t k : change->links)
       if (k >= 0 && size_t(k) < ranks) r.link[size_t(k)] = 1, r.any_link = true;
-    for (uint32_t c : change->comms)
-      if (c < comms) r.comm[c] = 1;
+    r.comm_scale.assign(comms, 1.0), r.comm_scale_from.assign(comms, 0);
+    for (size_t j = 0; j < change->comms.size(); ++j) {
+      const uint32_t c = change->comms[j];
+      if (c >= comms) continue;
+      r.comm[c] = 1;
+      if (j < change->comm_scale.size() && change->comm_scale[j] > 0) r.comm_scale[c] = std::min(change->comm_scale[j], 1.0);
+      if (j < change->comm_scale_from.size()) r.comm_scale_from[c] = change->comm_scale_from[j];
+    }
   }
   const bool balance = change && change->balance_stages;
   std::vector<double> t(steps.size(), 0);  // by step

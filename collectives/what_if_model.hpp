@@ -127,6 +127,8 @@ struct WhatIfReplay::Model {
     const WhatIfChange* change = nullptr;
     std::vector<uint8_t> fixed, link, comm;
     std::vector<double> scale;  // by rank: a fixed rank's own gap where no healthy peer is left
+    std::vector<double> comm_scale;      // by communicator: its own transfer where no healthy like is left
+    std::vector<int32_t> comm_scale_from;  // ... for its ops from this iteration index on
     bool any_fixed = false, any_link = false;
     mutable std::vector<double> buf;  // for the medians
   };

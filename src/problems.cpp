@@ -252,7 +252,7 @@ std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector
     p.cause = "slow_link", p.place_kind = "hosts", p.hosts = l.hosts;
     p.place_name = l.hosts.empty() ? fmt::format("{}", fmt::join(l.communicators, ", ")) : fmt::format("{}", fmt::join(l.hosts, ", "));
     p.cost_ms_per_step = l.cost_ms_per_step, p.cost_pct = l.cost_pct;
-    p.evidence = fmt::format("{} transfers {:.2f}x slower than their like", l.collective, l.slowdown);
+    p.evidence = c::slow_link_evidence(l);
     if (l.onset_iteration >= 0) {
       p.onset_iteration = l.onset_iteration;
       const auto& nums = x.iteration_number.empty() ? std::vector<int64_t>{} : x.iteration_number.front();

@@ -184,7 +184,7 @@ void print_slow_link(std::ostream& os, const collectives::SlowLink& l) {
                                           : fmt::format("{}", fmt::join(shown, ", "));
   os << fmt::format("  SLOW LINK {}\n", hosts);
   os << fmt::format("    costs the job: {}\n", cost_text(l.cost_ms_per_step, l.cost_pct));
-  os << fmt::format("    why:           {} transfers {:.2f}x slower than their like ({})\n", l.collective, l.slowdown,
+  os << fmt::format("    why:           {} ({})\n", collectives::slow_link_evidence(l),
                     plural(l.communicators.size(), "communicator"));
   if (l.onset_iteration >= 0) os << fmt::format("    since:         iteration {}\n", l.onset_iteration);
   if (l.hosts.size() > 2)

@@ -126,6 +126,13 @@ Reference reference_of(const CrossRankResults& x, const c::BlameRecords& rec, co
 // no healthy peer of its role is left (WhatIfChange::own_scale).
 double own_scale_of(const c::Straggler& s) { return s.own_slowdown > 1 ? 1.0 / s.own_slowdown : 1.0; }
 
+// The iteration index of an iteration number (0 where unknown: every iteration from the start).
+int32_t index_of(const CrossRankResults& x, int64_t number) {
+  if (number < 0 || x.iteration_number.empty()) return 0;
+  const auto& n = x.iteration_number.front();
+  return int32_t(std::lower_bound(n.begin(), n.end(), number) - n.begin());
+}
+
 // One phase replayed with every change: its what-if rows and its waterfall.
 struct PhaseReplay {
   const CrossRankResults& x;
@@ -185,11 +192,18 @@ void PhaseReplay::run() {
   for (size_t li = 0; li < x.verdict.slow_links.size(); ++li) {  // the link at its like's transfer time
     const auto& link = x.verdict.slow_links[li];
     c::WhatIfChange l;
+    const int32_t from = index_of(x, link.onset_iteration);
     for (size_t ci = 0; ci < x.comms.size(); ++ci)
-      if (std::find(link.communicators.begin(), link.communicators.end(), x.comms[ci].name) != link.communicators.end())
+      if (std::find(link.communicators.begin(), link.communicators.end(), x.comms[ci].name) != link.communicators.end()) {
         l.comms.push_back(uint32_t(ci));
+        if (link.own_slowdown > 1) l.comm_scale.push_back(1.0 / link.own_slowdown), l.comm_scale_from.push_back(from);
+      }
     if (l.comms.empty()) continue;
     all.comms.insert(all.comms.end(), l.comms.begin(), l.comms.end());
+    // `all` keeps the scales beside its communicators: links before this one without any get 1.
+    all.comm_scale.resize(all.comms.size() - l.comms.size(), 1.0), all.comm_scale_from.resize(all.comm_scale.size(), 0);
+    all.comm_scale.insert(all.comm_scale.end(), l.comm_scale.begin(), l.comm_scale.end());
+    all.comm_scale_from.insert(all.comm_scale_from.end(), l.comm_scale_from.begin(), l.comm_scale_from.end());
     const std::string label = "slow link (" + common::printable(fmt::format("{}", fmt::join(link.hosts, ", "))) + ")";
     add(label + " at its like's speed", "fix_link", {}, step_with(l));
     fall.fixes.push_back({"slow_link", label, {}, rows.back().step_ms, int32_t(li)});

@@ -197,7 +197,11 @@ const Table<collectives::SlowLink>& slow_links_table() {
                            col("cost_ms_per_step", &L::cost_ms_per_step, "ms",
                                "what the job's step loses to it: its share of the what-if saving (docs/costs.md)")
                                .added(),
-                           col("cost_pct", &L::cost_pct, "%", "cost_ms_per_step as a share of the phase's step").added()}};
+                           col("cost_pct", &L::cost_pct, "%", "cost_ms_per_step as a share of the phase's step").added(),
+                           col("own_slowdown", &L::own_slowdown, "x",
+                               "its transfers against their own iterations before the onset, where its whole like "
+                               "turned slow together; 0: found against its like")
+                               .added()}};
   return t;
 }
 

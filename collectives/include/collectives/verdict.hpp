@@ -159,9 +159,16 @@ struct SlowLink {
   std::string collective;
   double slowdown = 0;
   int64_t onset_iteration = -1;  // iteration number its transfers turned slow from; -1: slow throughout
+  // Its transfers against their own iterations before the onset, where its whole like turned slow
+  // together (none left to compare with); 0: found against its like. The what-if then divides its
+  // transfers by this from the onset on.
+  double own_slowdown = 0;
   double cost_ms_per_step = std::numeric_limits<double>::quiet_NaN();  // as Straggler's
   double cost_pct = std::numeric_limits<double>::quiet_NaN();
 };
+
+// What a slow link's transfers were against: "SendRecv transfers 3.89x slower than their like".
+std::string slow_link_evidence(const SlowLink& l);
 
 struct JobChangePoint {
   int64_t iteration = 0;

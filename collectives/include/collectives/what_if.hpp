@@ -86,6 +86,10 @@ struct WhatIfChange {
   std::vector<double> own_scale;
   std::vector<int32_t> links;   // of `ranks`, those whose communicators' transfers are fixed too
   std::vector<uint32_t> comms;  // communicators whose transfers go to their like's median (a slow link)
+  // Beside `comms` (may be shorter): where no like is left unfixed, a factor (0, 1] for the
+  // communicator's own transfers from an iteration index on (a like that slowed as one).
+  std::vector<double> comm_scale;
+  std::vector<int32_t> comm_scale_from;
   bool hide_communication = false;
   bool balance_stages = false;
 };
