@@ -440,11 +440,15 @@ void name_by_shift(Run& run) {
   run.by_shift.assign(run.ranks.size(), 0);
   for (const auto& f : found) {
     culprits[f.change].push_back(run.ranks[f.rank_index].rank);
-    run.by_shift[f.rank_index] = 1;
     auto [it, fresh] = shifted_at.try_emplace(f.change, f.at);
     if (!fresh && it->second != f.at) it->second = run.job_changes[f.change];  // they disagree: keep the job's
-    if (run.best_w[f.rank_index].to != 0) continue;  // named already, on its own stretch
-    run.best_w[f.rank_index] = Window{f.at, run.common}, run.best_z[f.rank_index] = f.z;
+    // Named already on its own stretch from before the change: that stands. One that starts later
+    // (a second change point, a slow link's, moved its excess most) does not: it changed here.
+    const Window was = run.best_w[f.rank_index];
+    if (was.to != 0 && was.from <= f.at) continue;
+    run.by_shift[f.rank_index] = 1;
+    run.best_w[f.rank_index] = Window{f.at, run.common};
+    run.best_z[f.rank_index] = was.to != 0 ? std::max(run.best_z[f.rank_index], f.z) : f.z;
     run.by_idle[f.rank_index] = 0;
   }
   for (const auto& [k, ranks] : culprits)
