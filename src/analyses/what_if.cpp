@@ -314,14 +314,28 @@ PostMortem shared_post_mortem(Transport& t, CrossRankResults& x, collectives::Bl
   return pm;
 }
 
+// A problem costs what it took from the steps since its onset: the phases from there on, each by its
+// iterations (a second fault later, or a change of the job's, cuts the run in phases, and the cost
+// of the first is over all of them, not over the last alone). Without an onset, or with one inside
+// the last phase, the last phase: the state the run ended in.
 void charge_costs(const PostMortem& pm, collectives::Verdict& v) {
-  for (const WaterfallRow* row : pm.last_phase()) {
-    if (row->item < 0) continue;
-    const size_t i = size_t(row->item);
-    auto charge = [&](auto& problem) { problem.cost_ms_per_step = row->ms, problem.cost_pct = 100 * row->share; };
-    if (row->part == "straggler" && i < v.stragglers.size()) charge(v.stragglers[i]);
-    if (row->part == "slow_link" && i < v.slow_links.size()) charge(v.slow_links[i]);
-  }
+  if (pm.waterfall.empty()) return;
+  const int32_t last = pm.waterfall.back().phase;
+  auto charge = [&](auto& problem, const std::string& part, size_t i) {
+    double ms = 0, step = 0, n = 0;
+    for (int pass = 0; pass < 2 && n == 0; ++pass)
+      for (const auto& row : pm.waterfall) {
+        if (row.part != part || row.item < 0 || size_t(row.item) != i) continue;
+        const bool since = problem.onset_iteration >= 0 && row.from_iteration >= problem.onset_iteration;
+        if (pass == 0 ? !since : row.phase != last) continue;
+        const double w = double(std::max<int64_t>(row.to_iteration - row.from_iteration + 1, 1));
+        ms += w * row.ms, step += w * row.step_ms, n += w;
+      }
+    if (n == 0) return;
+    problem.cost_ms_per_step = ms / n, problem.cost_pct = step > 0 ? 100 * ms / step : 0;
+  };
+  for (size_t i = 0; i < v.stragglers.size(); ++i) charge(v.stragglers[i], "straggler", i);
+  for (size_t i = 0; i < v.slow_links.size(); ++i) charge(v.slow_links[i], "slow_link", i);
 }
 
 const WhatIfRow* ideal_row(const std::vector<WhatIfRow>& rows) {

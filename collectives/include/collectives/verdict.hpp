@@ -148,8 +148,9 @@ struct Straggler {
   // role peers, showed the slow GPU (they slowed with it: a host that is a whole stage); 0: not so.
   // The what-if then fixes it by this factor where no healthy peer is left (docs/what-if.md).
   double own_slowdown = 0;
-  // What the job's step loses to it in the last phase (src/analyses/what_if.hpp, charge_costs: its
-  // share of the what-if saving); NaN where it was not replayed.
+  // What the job's step loses to it since its onset (src/analyses/what_if.hpp, charge_costs: its
+  // share of the what-if saving in each phase from the onset on, weighted by their iterations; the
+  // last phase without an onset); NaN where it was not replayed.
   double cost_ms_per_step = std::numeric_limits<double>::quiet_NaN();
   double cost_pct = std::numeric_limits<double>::quiet_NaN();
 };
