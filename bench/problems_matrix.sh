@@ -3,17 +3,19 @@
 # simulator, against the same seed written without the fault. One table row per run: what the
 # first problem names, its cost, and the truth (the faulty run's mean step over the phase the cost
 # is for, less the run without the fault over the same steps).
-#   bench/problems_matrix.sh [--seeds "1 2 3"] [--out DIR] [--healthy N]   SS_SCAN_BIN overrides the binary
+#   bench/problems_matrix.sh [--seeds "1 2 3"] [--out DIR] [--healthy N] [--big]   SS_SCAN_BIN overrides the binary
+# --big: instead, the issue's two 512-rank runs (all 8 GPUs of node-25 1.5x from iteration 8;
+# gc_pause:all:4:150), seed 11 unless --seeds says otherwise.
 # --healthy N: instead, N seeds x 3 noise levels of straggler-sim's realistic noise (SPEC.md), each
 # of which must name no problem; prints the count.
 # tests/sim3's own classes and checks: tests/sim3/matrix.sh (this adds our generator and tests/indep).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${SS_SCAN_BIN:-$ROOT/build/src/straggler-scan}" SIM="$ROOT/build/src/sim/straggler-sim"
-SEEDS="1 2 3" OUT="${TMPDIR:-/tmp}/problems-matrix" PY=/usr/bin/python3 HEALTHY=0
+SEEDS="" OUT="${TMPDIR:-/tmp}/problems-matrix" PY=/usr/bin/python3 HEALTHY=0 BIG=0
 while [ $# -gt 0 ]; do
-  case "$1" in --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;; --healthy) HEALTHY="$2"; shift ;;
-    *) echo "usage: $0 [--seeds S] [--out DIR] [--healthy N]" >&2; exit 2 ;; esac
+  case "$1" in --seeds) SEEDS="$2"; shift ;; --out) OUT="$2"; shift ;; --healthy) HEALTHY="$2"; shift ;; --big) BIG=1 ;;
+    *) echo "usage: $0 [--seeds S] [--out DIR] [--healthy N] [--big]" >&2; exit 2 ;; esac
   shift
 done
 mkdir -p "$OUT"
@@ -43,6 +45,14 @@ CASES=(
   "late_onset|indep|--layout 2x2x4 --gpus-per-host 4|--fault slow_gpu:13:9:1.3|rank"
   "gc_all|indep|--layout 2x2x4 --gpus-per-host 4 --iters 16 --cpu-lead-ms 5|--fault gc_pause:all:4:50|every_rank"
 )
+if [ "$BIG" = 1 ]; then
+  SEEDS="${SEEDS:-11}"
+  CASES=(
+    "node512|ours|--layout 2x4x64 --hosts 64 --iterations 14|$(node 200:8:1.5 201:8:1.5 202:8:1.5 203:8:1.5 204:8:1.5 205:8:1.5 206:8:1.5 207:8:1.5)|host"
+    "gc512|ours|--layout 2x4x64 --hosts 64 --iterations 14|--fault gc_pause:all:4:150|every_rank"
+  )
+fi
+SEEDS="${SEEDS:-1 2 3}"
 printf "| case | simulator | seed | named | cost ms/step | truth ms/step | error |\n|---|---|---|---|---|---|---|\n"
 fail=0
 for seed in $SEEDS; do
