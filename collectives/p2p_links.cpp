@@ -211,6 +211,15 @@ class CandidateSearch {
   }
   std::set<int32_t> seed_distances();
   void by_multiples();
+
+ public:
+  // Each of `streams` against every stream (pairs not tried yet).
+  void everyone(const std::vector<size_t>& streams) {
+    std::vector<std::pair<size_t, size_t>> batch;
+    for (size_t i : streams)
+      for (size_t j = 0; j < s_.size(); ++j) batch.push_back({i, j});
+    test(batch);
+  }
 };
 
 // The rank distances of the seeds' best peers.
@@ -323,7 +332,22 @@ std::vector<Communicator> accept_links(const std::vector<const StreamSummary*>& 
 std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& s, const std::vector<Communicator>& collectives,
                                     const CommunicatorOptions& opt, const WorkSplit& split) {
   std::vector<Cand> cands, fallback;
-  CandidateSearch(s, collectives, opt, split, cands, fallback).run();
+  CandidateSearch search(s, collectives, opt, split, cands, fallback);
+  search.run();
+  auto out = accept_links(s, cands, fallback, opt);
+  // A stream left with no link whose only candidates were chance coincidences with lock-stepped
+  // streams of other pipelines (good enough to skip the search of everyone, refused as clashing)
+  // was never tried against its true peer where rank numbers say nothing of the topology (files
+  // named report1..N): it is tried against every stream now, and the links accepted again. A few
+  // such streams are chance; many are no pipeline, and are left (the search is quadratic in them).
+  std::set<std::pair<int32_t, int32_t>> linked;
+  for (const auto& c : out)
+    for (const auto& m : c.members) linked.insert({m.rank, m.stream});
+  std::vector<size_t> orphans;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!linked.count({s[i]->rank, s[i]->stream})) orphans.push_back(i);
+  if (orphans.empty() || orphans.size() > std::max<size_t>(8, s.size() / 8)) return out;
+  search.everyone(orphans);
   return accept_links(s, cands, fallback, opt);
 }
 
