@@ -427,6 +427,18 @@ void choose_windows(Run& run, const std::vector<Window>& windows) {
   }
 }
 
+// Whether a rank's own time is up by half its shift in the two iterations from `at` on: a culprit
+// of an earlier change point whose own slowdown came later (another fault made that change) shows
+// its later shift in the mean after `at`, not there.
+bool slow_right_after(const std::vector<double>& own, size_t at, size_t common) {
+  if (at < 2 || at >= common || common > own.size()) return false;
+  const double base = median(std::vector<double>(own.begin() + 1, own.begin() + long(at)));
+  const double shift = median(std::vector<double>(own.begin() + long(at), own.begin() + long(common))) - base;
+  for (size_t i = at; i < std::min(at + 2, common); ++i)
+    if (!(own[i] - base >= 0.5 * shift)) return false;
+  return shift > 0;
+}
+
 // Ranks whose own time rose at a job change point against their own baseline (shift_culprits.hpp):
 // named on the stretch after it, even where their stage peers changed too (a whole node), and the
 // change point's culprits are they.
@@ -445,7 +457,7 @@ void name_by_shift(Run& run) {
     // Named already on its own stretch from before the change: that stands. One that starts later
     // (a second change point, a slow link's, moved its excess most) does not: it changed here.
     const Window was = run.best_w[f.rank_index];
-    if (was.to != 0 && was.from <= f.at) continue;
+    if (was.to != 0 && (was.from <= f.at || !slow_right_after(run.own[f.rank_index], f.at, run.common))) continue;
     run.by_shift[f.rank_index] = 1;
     run.best_w[f.rank_index] = Window{f.at, run.common};
     run.best_z[f.rank_index] = was.to != 0 ? std::max(run.best_z[f.rank_index], f.z) : f.z;
