@@ -253,7 +253,8 @@ void WhatIfReplay::Model::set_launch_dependency(const RankStreams::Pos& at, cons
   auto it = std::partition_point(rs.holders.begin(), rs.holders.end(), [&](uint32_t k) { return l[k].end <= at.arrival; });
   for (size_t look = 0; it != rs.holders.begin() && look < 8; ++look) {
     const auto& h = l[*--it];
-    if (h.launch >= at.launch || h.e == at.e || h.end <= ready_end) continue;
+    if (h.end <= ready_end) break;  // by end: the rest ended earlier still
+    if (h.launch >= at.launch || h.e == at.e) continue;
     en.ready_op = h.op, ready_end = h.end, after_step = !ops[h.op].p2p;
     break;
   }
