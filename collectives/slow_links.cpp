@@ -54,24 +54,28 @@ SlowLink link_of(const std::vector<const CommEvidence*>& slow, const std::vector
   return link;
 }
 
-// The first iteration k >= 1 from which `ratio` (per iteration; NaN: no op there) stays at or over
-// `bar` (at least two iterations with ops, three in four of them slow) after running under it
-// (three in four); SIZE_MAX when none. The median ratio from k in `after`.
-size_t slow_from(const std::vector<double>& ratio, double bar, double& after) {
-  for (size_t k = 2; k < ratio.size(); ++k) {
-    size_t n_after = 0, slow_after = 0, n_before = 0, slow_before = 0;
-    std::vector<double> r;
-    for (size_t i = 1; i < ratio.size(); ++i) {
-      if (!std::isfinite(ratio[i])) continue;
-      const bool slow = ratio[i] >= bar;
-      if (i < k) ++n_before, slow_before += slow;
-      else ++n_after, slow_after += slow, r.push_back(ratio[i]);
-    }
-    if (n_before == 0 || n_after < 2 || slow_before * 4 > n_before || slow_after * 4 < n_after * 3) continue;
-    if (!(ratio[k] >= bar)) continue;  // the onset itself is slow
-    after = median(r);
-    return k;
+// Whether `ratio` (per iteration; NaN: no op there) turns slow at k: at or over `bar` from k on (at
+// least two iterations with ops, three in four of them slow, k itself slow) after running under it
+// (three in four). The median ratio from k in `after`.
+bool slow_at(const std::vector<double>& ratio, double bar, size_t k, double& after) {
+  if (k >= ratio.size() || !(ratio[k] >= bar)) return false;  // the onset itself is slow
+  size_t n_after = 0, slow_after = 0, n_before = 0, slow_before = 0;
+  std::vector<double> r;
+  for (size_t i = 1; i < ratio.size(); ++i) {
+    if (!std::isfinite(ratio[i])) continue;
+    const bool slow = ratio[i] >= bar;
+    if (i < k) ++n_before, slow_before += slow;
+    else ++n_after, slow_after += slow, r.push_back(ratio[i]);
   }
+  if (n_before == 0 || n_after < 2 || slow_before * 4 > n_before || slow_after * 4 < n_after * 3) return false;
+  after = median(r);
+  return true;
+}
+
+// The first iteration k >= 2 at which `ratio` turns slow (slow_at); SIZE_MAX when none.
+size_t slow_from(const std::vector<double>& ratio, double bar, double& after) {
+  for (size_t k = 2; k < ratio.size(); ++k)
+    if (slow_at(ratio, bar, k, after)) return k;
   return SIZE_MAX;
 }
 
@@ -96,8 +100,10 @@ std::vector<std::vector<double>> like_ratios(const std::vector<const CommEvidenc
   return out;
 }
 
-// slow_from against the series' own iterations before each candidate onset (the median of those
-// with ops), not against its like: for a like that moved as one.
+// The first k at which `series` turns slow (slow_at) against its own iterations before k (the
+// median of those with ops), not against a like: for a like that moved as one. Quadratic in the
+// iterations: like_slow_link runs it on each like's median first, and on the members only where
+// that moved.
 size_t own_slow_from(const std::vector<double>& series, double bar, double& after) {
   std::vector<double> before, ratio(series.size(), std::numeric_limits<double>::quiet_NaN());
   for (size_t k = 3; k + 1 < series.size(); ++k) {
@@ -107,9 +113,23 @@ size_t own_slow_from(const std::vector<double>& series, double bar, double& afte
     if (before.size() < 2 || median(before) <= 0) continue;
     const double base = median(before);
     for (size_t i = 1; i < series.size(); ++i) ratio[i] = series[i] / base;
-    if (slow_from(ratio, bar, after) == k) return k;
+    if (slow_at(ratio, bar, k, after)) return k;
   }
   return SIZE_MAX;
+}
+
+// Per iteration, the median transfer of a like's members (NaN: under two have ops there).
+std::vector<double> like_median(const std::vector<const CommEvidence*>& members) {
+  size_t iters = 0;
+  for (const auto* c : members) iters = std::max(iters, c->transfer_by_iteration.size());
+  std::vector<double> out(iters, std::numeric_limits<double>::quiet_NaN()), t;
+  for (size_t i = 1; i < iters; ++i) {
+    t.clear();
+    for (const auto* c : members)
+      if (i < c->transfer_by_iteration.size() && std::isfinite(c->transfer_by_iteration[i])) t.push_back(c->transfer_by_iteration[i]);
+    if (t.size() >= 2) out[i] = median(t);
+  }
+  return out;
 }
 
 int64_t number_of(size_t k, const std::vector<int64_t>& numbers) { return k < numbers.size() ? numbers[k] : int64_t(k); }
@@ -120,11 +140,13 @@ int64_t number_of(size_t k, const std::vector<int64_t>& numbers) { return k < nu
 // fixes their transfers by that factor from the onset on (SlowLink::own_slowdown).
 void like_slow_link(const std::vector<const CommEvidence*>& members, const VerdictOptions& opt,
                     const std::set<std::string>& named, const std::vector<int64_t>& numbers, Verdict& v) {
+  double after = 0;
+  // More than half of a like turning slow moves its median: where that did not move, none did.
+  if (own_slow_from(like_median(members), opt.slow_link_ratio, after) == SIZE_MAX) return;
   std::vector<const CommEvidence*> slow;
   std::vector<double> ratios;
   std::vector<size_t> onsets;
   for (const auto* c : members) {
-    double after = 0;
     if (named.count(c->name)) continue;
     if (const size_t k = own_slow_from(c->transfer_by_iteration, opt.slow_link_ratio, after); k != SIZE_MAX)
       slow.push_back(c), ratios.push_back(after), onsets.push_back(k);
