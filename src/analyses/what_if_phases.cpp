@@ -196,12 +196,10 @@ void PhaseReplay::run() {
     for (size_t ci = 0; ci < x.comms.size(); ++ci)
       if (std::find(link.communicators.begin(), link.communicators.end(), x.comms[ci].name) != link.communicators.end()) {
         l.comms.push_back(uint32_t(ci));
-        if (link.own_slowdown > 1) l.comm_scale.push_back(1.0 / link.own_slowdown), l.comm_scale_from.push_back(from);
+        l.comm_scale.push_back(link.own_slowdown > 1 ? 1.0 / link.own_slowdown : 1.0), l.comm_scale_from.push_back(from);
       }
     if (l.comms.empty()) continue;
     all.comms.insert(all.comms.end(), l.comms.begin(), l.comms.end());
-    // `all` keeps the scales beside its communicators: links before this one without any get 1.
-    all.comm_scale.resize(all.comms.size() - l.comms.size(), 1.0), all.comm_scale_from.resize(all.comm_scale.size(), 0);
     all.comm_scale.insert(all.comm_scale.end(), l.comm_scale.begin(), l.comm_scale.end());
     all.comm_scale_from.insert(all.comm_scale_from.end(), l.comm_scale_from.begin(), l.comm_scale_from.end());
     const std::string label = "slow link (" + common::printable(fmt::format("{}", fmt::join(link.hosts, ", "))) + ")";
