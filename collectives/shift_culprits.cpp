@@ -43,7 +43,9 @@ std::vector<ShiftCulprit> culprits_at(const std::vector<std::vector<double>>& ow
     size_t miss = 0;  // iterations after the change where it did not hold
     for (size_t i = at; i < common; ++i) miss += own[r][i] - base[r] < opt.hold * shift[r];
     if (miss * 4 > common - at) continue;
-    found.push_back({r, at, 0, z});
+    bool prompt = true;  // holding in the two iterations from the change on
+    for (size_t i = at; i < std::min(at + 2, common); ++i) prompt = prompt && own[r][i] - base[r] >= opt.hold * shift[r];
+    found.push_back({r, at, 0, z, prompt});
   }
   if (found.size() * 2 > n) found.clear();  // most ranks moved: the job's own change, not some ranks'
   return found;

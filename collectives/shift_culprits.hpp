@@ -37,6 +37,10 @@ struct ShiftCulprit {
   size_t at = 0;          // iteration index its own time shifted at (the change, or the one after)
   size_t change = 0;      // which of change_at
   double z = 0;
+  // Its shift holds (ShiftOptions::hold) in the two iterations from `at` on: false for a culprit whose
+  // own slowdown came later (another fault made this change), whose later shift the median after
+  // `at` shows, not its first iterations.
+  bool prompt = false;
 };
 
 // own[r][i]: rank r's own time in iteration index i (ms), i in [0, common); index 0 is warm-up.
