@@ -499,11 +499,14 @@ CommunicatorInference infer_communicators(std::vector<StreamSummary> streams, co
   });
   find_layout(streams, comms, given, res.layout);
   if (res.layout.layout) {
-    drop_chance_links(comms, res.layout, opt);
+    // Completed first: links the data missed leave their chance stand-ins (a lock-stepped TP peer
+    // of the true neighbour) a larger share of the links than they are.
     if (const size_t dropped = complete_links(p2p, *res.layout.layout, comms, opt))
       res.layout.notes.push_back(fmt::format("{} p2p links from a pipeline's last stage to its first were dropped: found in at "
                                              "most half of the pipelines, a chance coincidence of end times, not interleaving",
                                              dropped));
+    drop_chance_links(comms, res.layout, opt);
+    mark_shared_links(comms);
     name_by_layout(comms, res.layout);
   }
   for (size_t i = 0; i < comms.size(); ++i)

@@ -398,54 +398,19 @@ size_t complete_links(const std::vector<const StreamSummary*>& s, const topology
         comms.push_back(std::move(link));
         have.insert({a, b});
       }
+  return dropped;
+}
+
+void mark_shared_links(std::vector<Communicator>& comms) {
   std::map<std::pair<int32_t, int32_t>, int> links_of;  // (rank, stream) -> links it serves
   for (const auto& c : comms)
     if (c.p2p)
       for (const auto& m : c.members) ++links_of[{m.rank, m.stream}];
   for (auto& c : comms)
-    if (c.p2p)
+    if (c.p2p) {
+      c.shared = false;
       for (const auto& m : c.members) c.shared |= links_of[{m.rank, m.stream}] > 1;
-  return dropped;
-}
-
-namespace {
-// Whether the op after the last one of a stream serving two links belongs to this link: the
-// stream repeats its pattern of links every iteration (one launch thread, the same schedule), so
-// it is the link of the op one period back. The period: the smallest that repeats the pattern
-// over the whole stream (to 1%). False when none does.
-bool next_on_link(const std::vector<uint8_t>& on_link) {
-  const size_t n = on_link.size();
-  for (size_t p = 1; p * 3 <= n; ++p) {
-    size_t bad = 0;
-    for (size_t i = p; i < n; ++i) bad += on_link[i] != on_link[i - p];
-    if (bad * 100 <= n - p) return on_link[n - p] != 0;
-  }
-  return false;
-}
-
-}  // namespace
-
-// A p2p link whose member streams also serve another link keeps the ops whose ends coincide
-// (each send has one receiver). A member's pending launch stays when it is this link's.
-void keep_link_ops(std::vector<MemberOps>& m, int64_t offset_ns, int64_t tolerance_ns) {
-  if (m.size() != 2) return;
-  std::vector<int64_t> ea, eb;
-  for (const auto& op : m[0].ops) ea.push_back(op.end);
-  for (const auto& op : m[1].ops) eb.push_back(op.end);
-  const auto pairs = match_link_ops(ea, eb, offset_ns, tolerance_ns);
-  for (int side = 0; side < 2; ++side) {
-    auto& mem = m[size_t(side)];
-    if (pairs.size() == mem.ops.size()) continue;
-    std::vector<uint8_t> on_link(mem.ops.size(), 0);
-    std::vector<CollectiveOp> kept;
-    for (const auto& p : pairs) {
-      const uint32_t i = side == 0 ? p.first : p.second;
-      kept.push_back(mem.ops[i]), on_link[i] = 1;
     }
-    for (uint32_t k = 0; k < kept.size(); ++k) kept[k].seq = k;
-    mem.ops = std::move(kept);
-    if (mem.pending_next && !next_on_link(on_link)) mem.pending_next = false, mem.pending_launch = 0;
-  }
 }
 
 }  // namespace collectives

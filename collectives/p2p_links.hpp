@@ -22,11 +22,14 @@ std::vector<Communicator> p2p_links(const std::vector<const StreamSummary*>& str
 // with one of them in only a small share of its ops (interleaved 1F1B's ring, Megatron's batched
 // p2p). For each pair of adjacent stages (and the last and first stage, where any pipeline shows
 // that wrap link) with no link, its streams' densest offset, with fewer coinciding ops than a
-// link found from the data alone needs. Then every link whose member stream serves another is
-// marked shared (its ops are those whose ends coincide, not its position in the stream).
-// Wrap links found in at most half the pipelines are chance coincidences: removed, and counted
-// in the return value.
+// link found from the data alone needs. Wrap links found in at most half the pipelines are chance
+// coincidences: removed, and counted in the return value. mark_shared_links goes after it.
 size_t complete_links(const std::vector<const StreamSummary*>& streams, const topology::ParallelLayout& layout,
                       std::vector<Communicator>& comms, const CommunicatorOptions& opt);
+
+// Every link whose member stream serves another marked shared (its ops are those that pair across
+// the link, keep_link_ops, not its position in the stream), the others not: after links were
+// added or dropped.
+void mark_shared_links(std::vector<Communicator>& comms);
 
 }  // namespace collectives

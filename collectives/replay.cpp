@@ -56,11 +56,16 @@ std::vector<ClockEdge> comm_clock_edges(const std::vector<MemberOps>& members) {
   std::vector<ClockEdge> edges;
   const size_t n = common_ops(members);
   if (members.size() < 2 || n == 0) return edges;
-  std::vector<int64_t> ref(n);
-  for (size_t k = 0; k < n; ++k) ref[k] = members[0].ops[k].end;
+  // Only ops whose members finished together say where the clocks are (not grouped exchanges).
+  std::vector<size_t> keep;
+  for (size_t k = 0; k < n; ++k)
+    if (std::none_of(members.begin(), members.end(), [&](const MemberOps& m) { return m.ops[k].grouped_exchange; }))
+      keep.push_back(k);
+  std::vector<int64_t> ref;
+  for (size_t k : keep) ref.push_back(members[0].ops[k].end);
   for (size_t m = 1; m < members.size(); ++m) {
-    std::vector<int64_t> e(n);
-    for (size_t k = 0; k < n; ++k) e[k] = members[m].ops[k].end;
+    std::vector<int64_t> e;
+    for (size_t k : keep) e.push_back(members[m].ops[k].end);
     edges.push_back(fit_pair(members[m].rank, members[0].rank, e, ref));
   }
   return edges;

@@ -205,11 +205,19 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs, const PeerOrder* peers) {
   std::sort(rs.holders.begin(), rs.holders.end(), [&](uint32_t a, uint32_t b) { return list[a].end < list[b].end; });
   for (const auto& at : list)
     if (rs.async[at.comm]) set_launch_dependency(at, rs);
-  for (uint32_t s = 0; s < rs.stream.size(); ++s)
+  // One kernel on streams shared by p2p links may be an entry of each link (a grouped kernel whose
+  // exchange with one neighbour completed inside it: keep_link_ops): the same start on the same
+  // stream. Its entries arrive together, and the stream's next kernel waits for all their ends.
+  for (uint32_t s = 0; s < rs.stream.size(); ++s) {
+    uint32_t group = rs.chain_first[s], before = group;  // the current kernel's first entry; the previous kernel's
     for (uint32_t i = rs.chain_first[s] + 1; i < rs.chain_first[s + 1]; ++i) {
-      entries[list[rs.chain[i]].e].prev = list[rs.chain[i - 1]].e;
-      rs.dep_pairs.emplace_back(rs.chain[i], list[rs.chain[i - 1]].op);
+      const auto &x = list[rs.chain[i]], &w = list[rs.chain[i - 1]];
+      entries[x.e].prev = w.e;
+      if (rs.stream[s] == kNone && x.arrival == w.arrival && x.launch == w.launch) continue;
+      before = group, group = i;
+      for (uint32_t j = before; j < group; ++j) rs.dep_pairs.emplace_back(rs.chain[i], list[rs.chain[j]].op);
     }
+  }
   rs.pair_first = group_offsets(rs.dep_pairs.size(), list.size(), [&](size_t i) { return rs.dep_pairs[i].first; }, kAll);
   rs.fill.assign(rs.pair_first.begin(), rs.pair_first.end() - 1);
   rs.pair_ops.resize(rs.dep_pairs.size());

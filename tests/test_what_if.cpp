@@ -79,6 +79,34 @@ TEST(WhatIf, OpsOutsideTheWindowAreLeftOut) {
   EXPECT_EQ(replay.ops(), 5u);
 }
 
+// A grouped kernel of rank 1 (stage 1) holds its exchange with rank 0 and its exchange with rank
+// 2, each kept on its link (keep_link_ops): one kernel, an entry on each of two links sharing one
+// stream. The exchange with rank 0 ends 0.5 ms after the kernel starts; the one with slow rank 2
+// 5.5 ms after. The kernel's two entries arrive together: the link to rank 0 must not wait for
+// the end of the exchange with rank 2 (the same kernel), or the unchanged replay is not the run.
+TEST(WhatIf, AGroupedKernelOnTwoLinksArrivesOnceOnBoth) {
+  BlameRecords rec;
+  constexpr int64_t P = 10 * kMs, half = kMs / 2;
+  for (int k = 0; k < 5; ++k) {
+    const int64_t t = k * P, s1 = t + kMs, s2 = t + 6 * kMs;
+    const auto id = uint32_t(rec.ops.size());
+    // The link to rank 2 first among the records: its op is the first of the tie on rank 1.
+    rec.ops.push_back({2, s2, 0, 0, 1, uint32_t(k), half, k});
+    rec.members.push_back({1, id, s1, s2 - s1, s1 - kMs / 10});
+    rec.members.push_back({2, id, s2, 0, s2 - kMs / 10});
+    rec.ops.push_back({1, s1, 0, 0, 0, uint32_t(k), half, k});
+    rec.members.push_back({0, id + 1, t, s1 - t, t - kMs / 10});
+    rec.members.push_back({1, id + 1, s1, 0, s1 - kMs / 10});
+  }
+  WhatIfInputs in;
+  in.records = &rec;
+  in.comm_family = {7, 7}, in.comm_p2p = {1, 1}, in.comm_data_parallel = {0, 0}, in.comm_shared = {1, 1};
+  in.role = {0, 1, 2};
+  const WhatIfReplay replay(in);
+  EXPECT_EQ(replay.ops(), 10u);
+  EXPECT_DOUBLE_EQ(replay.replay_unchanged_ns(), replay.makespan_ns());
+}
+
 TEST(WhatIf, NoRecordsNoReplay) {
   const WhatIfReplay replay(WhatIfInputs{});
   EXPECT_EQ(replay.ops(), 0u);

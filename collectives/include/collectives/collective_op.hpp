@@ -24,6 +24,10 @@ struct CollectiveOp {
   // nothing (replay.hpp: exposed wait). Nothing promises what else the GPU does meanwhile; it is
   // measured here.
   uint8_t overlap = 0;
+  // On a p2p link of shared streams: paired because its exchange completed inside the partner's
+  // grouped kernel, not because both ended together; its end is the exchange's (keep_link_ops).
+  // Its end says nothing about the clocks. Set where the op is decoded, not shipped in op records.
+  bool grouped_exchange = false;
   // Message size of one rank's buffer from NCCL's NVTX payload (RankTimeline kernels' nccl_bytes),
   // -1 when the export has none.
   int64_t bytes = -1;

@@ -95,8 +95,9 @@ struct CommReplay {
 
 // A p2p link whose two member streams also serve another link (Communicator::shared): keeps the
 // ops whose ends coincide at `offset_ns` (end(member 0) - end(member 1)) within `tolerance_ns`
-// (each send has one receiver and both ends finish together), renumbered; a member's pending
-// launch stays when the stream's repeating pattern of links puts it on this link.
+// (each send has one receiver and both ends finish together), and the ops whose exchange
+// completed inside the partner's grouped kernel (CollectiveOp::grouped_exchange), renumbered; a
+// member's pending launch stays when the stream's repeating pattern of links puts it on this link.
 void keep_link_ops(std::vector<MemberOps>& members, int64_t offset_ns, int64_t tolerance_ns);
 
 // Clock edges of a communicator from its members' matched end times (before any correction).
