@@ -143,14 +143,28 @@ std::optional<size_t> recurring_period(const std::vector<size_t>& episodes, cons
   return period;
 }
 
+// The stall problem's evidence: its slow steps against the clean level, where and how often.
+std::string stall_evidence(const Problem& p, const std::vector<size_t>& slow, size_t steps, const std::vector<double>& job,
+                           const std::vector<int64_t>* numbers) {
+  std::vector<double> slow_ms;
+  for (size_t i : slow) slow_ms.push_back(job[i]);
+  std::vector<std::string> at;
+  for (size_t k = 0; k < slow.size() && k < 6; ++k)
+    at.push_back(std::to_string(numbers && slow[k] < numbers->size() ? (*numbers)[slow[k]] : int64_t(slow[k])));
+  return fmt::format("{} of {} steps take {:.2f} ms (their median) against {:.2f} ms (iterations {}{}), every ~{:.0f} "
+                     "iterations; no rank stands out: each rank's stall holds every other up in turn{}",
+                     slow.size(), steps, common::median(slow_ms), p.step_ms_without, fmt::join(at, ", "), slow.size() > at.size() ? ", ..." : "",
+                     p.period_iterations, p.finding.empty() ? "" : "; most ranks show " + p.finding);
+}
+
 // Stalls that recur on every rank (Python GC without gc.freeze(), a checkpoint, a dataloader that
 // starves every rank): the job waits for each rank's stall in turn, so whole steps are slow while
 // no rank stands out. Seen in the job's step (median over ranks) of the last phase: steps far above
 // the level of a clean step (its lower quartile; 3 robust sigmas of the clean cluster and 5% of it,
 // and past halfway to the slow steps), at least twice, at most three steps in four (then the phase
 // itself is slow: a change point's business). What fixing them buys is what those
-// steps cost beyond the steps without one: the mean step less the median of the steps without a
-// stall (the run's own counterfactual); the period from when they happen. The root-cause finding
+// steps cost beyond the steps without one: the mean step since the first stall less the median of
+// the steps without a stall (the run's own counterfactual); the period from when they happen. The root-cause finding
 // most ranks share (gc_pause, ...) names the cause where there is one.
 std::optional<Problem> stall_problem(const CrossRankResults& x, const std::vector<RankRow>& rows) {
   const auto& job = x.verdict.job_step_ms;
@@ -209,7 +223,11 @@ std::optional<Problem> stall_problem(const CrossRankResults& x, const std::vecto
   const auto period = recurring_period(episodes, job, common, 1.02 * base);
   if (!period) return std::nullopt;
   p.period_iterations = double(*period);
-  p.cost_ms_per_step = cost, p.cost_pct = 100 * cost / mean, p.step_ms_without = without;
+  // Its cost since its onset (docs/costs.md), as every problem's: the steps before the first stall
+  // had none to fix.
+  double since = 0;
+  for (size_t i = slow.front(); i < common; ++i) since += job[i] / double(common - slow.front());
+  p.cost_ms_per_step = since - without, p.cost_pct = 100 * (since - without) / since, p.step_ms_without = without;
   std::map<ranks::Finding, std::set<int32_t>> on;
   for (const auto& f : x.findings)
     if (f.finding == ranks::Finding::GcPause || f.finding == ranks::Finding::CpuBottleneck || f.finding == ranks::Finding::GpuBubbles)
@@ -219,15 +237,7 @@ std::optional<Problem> stall_problem(const CrossRankResults& x, const std::vecto
     if (r.size() > most && r.size() * 2 >= rows.size()) most = r.size(), p.finding = ranks::finding_name(f);
   for (const auto& r : rows) p.ranks.push_back(r.rank);
   std::sort(p.ranks.begin(), p.ranks.end());
-  std::vector<double> slow_ms;
-  for (size_t i : slow) slow_ms.push_back(job[i]);
-  std::vector<std::string> at;
-  for (size_t k = 0; k < slow.size() && k < 6; ++k)
-    at.push_back(std::to_string(numbers && slow[k] < numbers->size() ? (*numbers)[slow[k]] : int64_t(slow[k])));
-  p.evidence = fmt::format("{} of {} steps take {:.2f} ms (their median) against {:.2f} ms (iterations {}{}), every ~{:.0f} "
-                           "iterations; no rank stands out: each rank's stall holds every other up in turn{}",
-                           slow.size(), steps.size(), common::median(slow_ms), without, fmt::join(at, ", "), slow.size() > at.size() ? ", ..." : "",
-                           p.period_iterations, p.finding.empty() ? "" : "; most ranks show " + p.finding);
+  p.evidence = stall_evidence(p, slow, steps.size(), job, numbers);
   return p;
 }
 
@@ -356,8 +366,8 @@ std::string problem_headline(const Problem& p) {
 void print_problem(std::ostream& os, const Problem& p) {
   os << "  PROBLEM " << problem_headline(p) << "\n";
   if (std::isfinite(p.cost_ms_per_step) && p.place_kind == "every_rank") {
-    os << fmt::format("    costs the job: {:.2f} ms per {} ({:.1f}% of it): the mean {} less the median of those without a "
-                      "stall ({:.2f} ms)\n", p.cost_ms_per_step, p.unit, p.cost_pct, p.unit, p.step_ms_without);
+    os << fmt::format("    costs the job: {:.2f} ms per {} ({:.1f}% of it): the mean {} since the first stall less the median "
+                      "of those without a stall ({:.2f} ms)\n", p.cost_ms_per_step, p.unit, p.cost_pct, p.unit, p.step_ms_without);
   } else if (std::isfinite(p.cost_ms_per_step)) {
     std::vector<std::string> shares;
     for (const auto& s : p.shares) shares.push_back(fmt::format("rank {} {:.2f}", s.rank, s.ms_per_step));
