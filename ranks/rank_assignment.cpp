@@ -71,6 +71,28 @@ std::vector<int> leave_out_strays(const Context& c, Assignment& a, std::map<size
   return local;
 }
 
+// "node-2" before "node-10": runs of digits compare as numbers.
+bool natural_less(const std::string& x, const std::string& y) {
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    if (std::isdigit(static_cast<unsigned char>(x[i])) && std::isdigit(static_cast<unsigned char>(y[j]))) {
+      size_t a = i, b = j;
+      while (a < x.size() && x[a] == '0') ++a;
+      while (b < y.size() && y[b] == '0') ++b;
+      size_t ea = a, eb = b;
+      while (ea < x.size() && std::isdigit(static_cast<unsigned char>(x[ea]))) ++ea;
+      while (eb < y.size() && std::isdigit(static_cast<unsigned char>(y[eb]))) ++eb;
+      if (ea - a != eb - b) return ea - a < eb - b;
+      if (int c = x.compare(a, ea - a, y, b, eb - b); c != 0) return c < 0;
+      i = ea, j = eb;
+    } else {
+      if (x[i] != y[j]) return x[i] < y[j];
+      ++i, ++j;
+    }
+  }
+  return x.size() - i < y.size() - j;
+}
+
 // Node index of each per-host file. The numbers in the names when they can be node indices (at
 // most about half of the slots they span are missing), else the files' order by those numbers:
 // hostnames such as gpu-1017 are no index, and node * processes-per-node must never size the
@@ -79,11 +101,21 @@ std::map<size_t, int64_t> number_nodes(const Context& c, const std::map<size_t, 
   std::vector<size_t> files;  // per-host files in path order
   for (const auto& [f, n] : ranks_in_file) files.push_back(f);
   std::set<int64_t> named;
+  size_t numbered = 0;
   for (size_t f : files)
-    if (c.d.files[f].node_from_name) named.insert(*c.d.files[f].node_from_name);
+    if (c.d.files[f].node_from_name) named.insert(*c.d.files[f].node_from_name), ++numbered;
   const int64_t n = int64_t(files.size());
-  const bool indices = named.empty() || *named.rbegin() < std::max<int64_t>(2 * n, n + 4);
   std::map<size_t, int64_t> node_of_file;
+  // Two files with one number (ip-10-0-1-1 and ip-10-0-2-1 both end in 1): the numbers are no
+  // node indices, and the names are the only order left.
+  if (numbered > named.size()) {
+    std::stable_sort(files.begin(), files.end(), [&](size_t x, size_t y) { return natural_less(c.name(x), c.name(y)); });
+    for (size_t i = 0; i < files.size(); ++i) node_of_file[files[i]] = int64_t(i);
+    a.warnings.push_back("per-host file names share their numbers (e.g. two end in the same number): hosts numbered 0-" +
+                         std::to_string(n - 1) + " in the order of the names (use --rank-map to say otherwise)");
+    return node_of_file;
+  }
+  const bool indices = named.empty() || *named.rbegin() < std::max<int64_t>(2 * n, n + 4);
   if (!indices) {
     std::stable_sort(files.begin(), files.end(), [&](size_t x, size_t y) {
       return c.d.files[x].node_from_name.value_or(INT32_MAX) < c.d.files[y].node_from_name.value_or(INT32_MAX);
@@ -149,28 +181,6 @@ std::string several_in_rank_file(const Context& c, size_t i) {
   if (listed > 8) pids += " and " + std::to_string(listed - 8) + " more";
   return "named for rank " + std::to_string(*c.file(i).rank_from_name) + " but holds " +
          std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
-}
-
-// "node-2" before "node-10": runs of digits compare as numbers.
-bool natural_less(const std::string& x, const std::string& y) {
-  size_t i = 0, j = 0;
-  while (i < x.size() && j < y.size()) {
-    if (std::isdigit(static_cast<unsigned char>(x[i])) && std::isdigit(static_cast<unsigned char>(y[j]))) {
-      size_t a = i, b = j;
-      while (a < x.size() && x[a] == '0') ++a;
-      while (b < y.size() && y[b] == '0') ++b;
-      size_t ea = a, eb = b;
-      while (ea < x.size() && std::isdigit(static_cast<unsigned char>(x[ea]))) ++ea;
-      while (eb < y.size() && std::isdigit(static_cast<unsigned char>(y[eb]))) ++eb;
-      if (ea - a != eb - b) return ea - a < eb - b;
-      if (int c = x.compare(a, ea - a, y, b, eb - b); c != 0) return c < 0;
-      i = ea, j = eb;
-    } else {
-      if (x[i] != y[j]) return x[i] < y[j];
-      ++i, ++j;
-    }
-  }
-  return x.size() - i < y.size() - j;
 }
 
 // Files named by process id (`<host>.<pid>`, `-o report.%p`) whose profiles name no rank: the

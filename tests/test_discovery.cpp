@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "ranks/discovery.hpp"
 #include "ranks/rank_assignment.hpp"
@@ -78,6 +79,29 @@ TEST(Assign, TorchrunFilesByNodeAndDevice) {
     EXPECT_EQ(a.rank[size_t(i)], i);
     EXPECT_EQ(a.rank[size_t(4 + i)], 4 + i);
   }
+}
+
+// Hosts named by address: ip-10-0-1-1 and ip-10-0-2-1 both end in 1, so the trailing numbers are
+// no node indices (taken as such, the second host's ranks collided with the first's and half the
+// job was left out): hosts in the names' order, and a warning that says so.
+TEST(Assign, HostNamesSharingTheirLastNumberAreOrderedByName) {
+  Dir d;
+  for (const char* n : {"report-ip-10-0-2-2.sqlite", "report-ip-10-0-1-1.sqlite", "report-ip-10-0-2-1.sqlite", "report-ip-10-0-1-2.sqlite"})
+    d.touch(n);
+  auto disc = discover({d.path.string()}, {});
+  ASSERT_EQ(disc.files.size(), 4u);
+  std::vector<FoundProcess> found;
+  for (size_t f = 0; f < 4; ++f)
+    for (int i = 0; i < 2; ++i) found.push_back({f, 100 + i, i, i, 2});
+  auto a = assign_ranks(disc, found);
+  std::map<std::string, std::vector<int>> of_host;
+  for (size_t i = 0; i < found.size(); ++i) of_host[fs::path(disc.files[found[i].file].path).filename().string()].push_back(a.rank[i]);
+  EXPECT_EQ(of_host["report-ip-10-0-1-1.sqlite"], (std::vector<int>{0, 1}));
+  EXPECT_EQ(of_host["report-ip-10-0-1-2.sqlite"], (std::vector<int>{2, 3}));
+  EXPECT_EQ(of_host["report-ip-10-0-2-1.sqlite"], (std::vector<int>{4, 5}));
+  EXPECT_EQ(of_host["report-ip-10-0-2-2.sqlite"], (std::vector<int>{6, 7}));
+  ASSERT_FALSE(a.warnings.empty());
+  EXPECT_NE(a.warnings.front().find("share their numbers"), std::string::npos);
 }
 
 TEST(Assign, DuplicateRankGoesToFirstFile) {
