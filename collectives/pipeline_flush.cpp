@@ -163,6 +163,43 @@ int32_t forwards_by_name(const Rank& r, size_t i0, size_t fwd, size_t j1, double
   return std::abs(double(best) - by_count) <= 0.4 * by_count ? best : 0;
 }
 
+// The first forward's first compute kernel (an index into r.cs): up to fwd_kernels compute
+// kernels before the first p2p op, back as far as they launch forward kernels (the names of the
+// first interval between p2p ops that holds compute): a receive posted early sits before part of
+// the forward, and the optimizer's kernels before it are not the forward's. Such a receive may
+// start mid-forward (the compute stream runs behind the host's launches; nothing promises where
+// a p2p kernel lands among the compute): then the kernel just before it launches no name of that
+// interval (the rest of a forward), the next interval's names (the next forward, whole) say how
+// far back the forward began, and the first forward's count takes that part in.
+long fill_start(const Rank& r, size_t b, const std::vector<int64_t>& counts, FlushWindow& f) {
+  const auto& t = r.p2p_start;
+  const size_t at = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[b]) - r.cs.begin());
+  auto names_of = [&](size_t k, std::vector<uint32_t>& out) {  // interval k's compute names, added
+    const size_t s0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[b + k]) - r.cs.begin());
+    for (size_t i = s0; i < s0 + size_t(counts[k]) && i < r.cname.size(); ++i) out.push_back(r.cname[i]);
+    std::sort(out.begin(), out.end());
+  };
+  auto back = [&](const std::vector<uint32_t>& names, long most) {
+    long i0 = long(at);
+    while (i0 > 0 && long(at) - i0 < most && std::binary_search(names.begin(), names.end(), r.cname[size_t(i0 - 1)])) --i0;
+    return i0;
+  };
+  size_t k = 0;
+  while (counts[k] == 0) ++k;
+  std::vector<uint32_t> names;
+  names_of(k, names);
+  long i0 = back(names, f.fwd_kernels);
+  size_t k2 = k + 1;
+  while (k2 < counts.size() && counts[k2] == 0) ++k2;
+  if (i0 == long(at) && k2 < counts.size()) {
+    names_of(k2, names);
+    i0 = back(names, long(counts[k2]));
+    f.fwd_kernels += int32_t(long(at) - i0);
+  }
+  if (i0 == long(at)) i0 = long(at) - f.fwd_kernels;  // nothing of it before the first op
+  return i0;
+}
+
 // One flush (ops [b, b + K)) as the first stage; false when it has no compute between its p2p
 // ops or its first forward / last backward are not all in the capture.
 bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
@@ -176,18 +213,7 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   if (first == counts.end()) return false;
   f.fwd_kernels = int32_t(*first);
   f.bwd_kernels = int32_t(*std::find_if(counts.rbegin(), counts.rend(), nz));
-  // The first forward: up to fwd_kernels compute kernels before the first p2p op, back as far as
-  // they launch forward kernels (the names of the first interval between p2p ops that holds
-  // compute): a receive posted early sits before part of the forward, and the optimizer's
-  // kernels before it are not the forward's.
-  const size_t at = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[b]) - r.cs.begin());
-  const size_t seg = size_t(first - counts.begin()) + b;
-  const size_t s0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[seg]) - r.cs.begin());
-  std::vector<uint32_t> fwd_names(r.cname.begin() + long(s0), r.cname.begin() + long(s0) + f.fwd_kernels);
-  std::sort(fwd_names.begin(), fwd_names.end());
-  long i0 = long(at);
-  while (i0 > 0 && long(at) - i0 < f.fwd_kernels && std::binary_search(fwd_names.begin(), fwd_names.end(), r.cname[size_t(i0 - 1)])) --i0;
-  if (i0 == long(at)) i0 = long(at) - f.fwd_kernels;  // nothing of it before the first op
+  const long i0 = fill_start(r, b, counts, f);
   // The last backward needs the last gradient: the bwd_kernels compute kernels starting after
   // the last p2p op ends (a receive posted early ends when the gradient arrives).
   int64_t end = *std::max_element(r.p2p_end.begin() + long(b), r.p2p_end.begin() + long(last) + 1);
