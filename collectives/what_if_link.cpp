@@ -192,7 +192,12 @@ void WhatIfReplay::Model::link_rank(RankStreams& rs, const PeerOrder* peers) {
       // is a grouped p2p kernel (a stream serving two links): it ends with its last exchange,
       // which may be a send that the receive the rank's work waits for did not wait for, so its
       // peers' order about its end is no evidence.
-      const uint32_t at = rs.hint[s];
+      // Program order: a kernel waits only for work the host launched before it (CUDA stream and
+      // event semantics), so an op launched before op k is no dependent of k even where it
+      // arrived after k ended (a receive launched ahead on its own stream ends while the
+      // compute that launched before it still runs: its consumer comes later).
+      uint32_t at = rs.hint[s];
+      while (at < end && list[rs.chain[at]].launch < list[k].launch) ++at;
       if (at == end) continue;
       const bool grouped = grouped_at(k) || grouped_at(rs.chain[at]);
       if (!(peers && !grouped && peers->refuted(list[k].e, list[rs.chain[at]].e)))
