@@ -173,11 +173,11 @@ void WhatIfReplay::Model::build_tables(const WhatIfInputs& in) {
     if (it != stage_work.end() && it->second > 0) stage_scale[r] = mean_work / it->second;
   }
   start = 1e300;
-  double end = -1e300;
+  double end = -1e300, lead_end = -1e300;
   for (const auto& e : entries)
     if (e.window) start = std::min(start, e.arrival);
-  for (const auto& o : ops)
-    if (o.window) end = std::max(end, o.end());
+  for (const auto& o : ops) (o.window ? end : lead_end) = std::max(o.window ? end : lead_end, o.end());
+  if (lead_end > -1e300) start = lead_end;  // see run: from the lead-in's last end
   makespan = end > start ? end - start : 0;
 }
 
@@ -228,13 +228,19 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
   }
   const bool balance = change && change->balance_stages;
   std::vector<double> t(steps.size(), 0);  // by step
-  double first = 1e300, end = -1e300;  // over the window (the lead-in only holds it up)
+  // The window's span: from the job's end of the lead-in iteration (its last op end) to its end of
+  // the window's last, as a step is from one iteration's end to the next's; where there is no
+  // lead-in, from the window's first arrival. The first arrival would count the pipeline's skew
+  // (stage 0's start to the last stage's end) beside the steps, which a fix of a slow stage
+  // shrinks once, not per step.
+  double first = 1e300, end = -1e300, lead_end = -1e300;
   size_t ready_k = 0;                   // the next of readies
   for (uint32_t p = 0, from = 0; p < steps.size(); from = steps[p++].preds_end) {
     const Step& s = steps[p];
     if (s.kind & kOpStep) {
       t[p] = op_end(s, t.data(), preds.data() + from, r);
       if (s.kind & kWindowStep) end = std::max(end, t[p]);
+      else lead_end = std::max(lead_end, t[p]);
       continue;
     }
     if (s.kind & kFixedStep) {
@@ -267,6 +273,7 @@ double WhatIfReplay::Model::run(const WhatIfChange* change) const {
     t[p] = ready + gap;
     if (s.kind & kWindowStep) first = std::min(first, t[p]);
   }
+  if (lead_end > -1e300) first = lead_end;
   return end > first ? end - first : 0;
 }
 

@@ -268,9 +268,14 @@ TEST(Repro3, R12AnotherJobsProfileIsLeftOut) {
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(has(r.out, "rank_5.sqlite: not of this job")) << r.out;
   EXPECT_TRUE(has(r.out, "ranks 0-4, 6-7: 1 missing (5)")) << r.out;
-  // As with rank 5's own file (12.64), and the run without the fault over the same iterations
-  // (12.59 ms per step); 10.1 before the cost phase started at the straggler's onset (issue 37).
-  EXPECT_TRUE(has(r.out, "costs the job: 12.7")) << r.out;
+  // Against the run without the fault over the same iterations (12.59 ms per step), within 5%:
+  // 10.1 before the cost phase started at the straggler's onset (issue 37), 12.7 while a change
+  // was measured on the span from the window's first arrival, 13.0 on the span between the
+  // iterations' ends (docs/what-if.md).
+  const auto at = r.out.find("costs the job: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double cost = std::stod(r.out.substr(at + 15, 8));
+  EXPECT_NEAR(cost, 12.59, 0.05 * 12.59) << r.out;
   // Kineto: a trace naming another job's size.
   const fs::path k = generate("r12k", "--layout 2x2x2 --hosts 2 --iterations 6 --format kineto --fault slow_gpu:3:2:1.4");
   int st = 0;
