@@ -2,7 +2,7 @@
 # Issue 37: faults spread over several ranks (a whole node, every rank) and late onsets, on each
 # simulator, against the same seed written without the fault. One table row per run: what the
 # first problem names, its cost, and the truth (the faulty run's mean step over the phase the cost
-# is for, less the run without the fault over the same steps).
+# is for, from the problem's onset, less the run without the fault over the same steps).
 #   bench/problems_matrix.sh [--seeds "1 2 3"] [--out DIR] [--healthy N] [--big]   SS_SCAN_BIN overrides the binary
 # --big: instead, the issue's two 512-rank runs (all 8 GPUs of node-25 1.5x from iteration 8;
 # gc_pause:all:4:150), seed 11 unless --seeds says otherwise.
@@ -70,16 +70,19 @@ ps, cps = s.get('problems') or [], cf.get('problems') or []
 if not ps:
     print(f"| {name} | {sim} | {seed} | **nothing** | | | |"); sys.exit(1)
 p = ps[0]
-wf = s['waterfall'][-1]  # the phase the cost is for; the counterfactual's steps over the same iterations
+wf = s['waterfall'][-1]  # the phase the cost is for, from the problem's onset (docs/costs.md: every
+# cost is since its onset); both runs' steps over the same iterations
 import h5py
-f = h5py.File(sys.argv[3], 'r')
-num, steps = f['/iterations/number'][()], f['/iterations/step_ms'][()]
 lo, hi = wf['from_iteration'], wf['to_iteration']
-per = {}
-for n, st in zip(num, steps):
-    if lo <= n <= hi: per.setdefault(int(n), []).append(float(st))
-cf_step = sum(sorted(v)[len(v) // 2] for v in per.values()) / len(per)
-truth = wf['step_ms'] - cf_step
+if p.get('onset_iteration') is not None and p['onset_iteration'] > lo:
+    lo = p['onset_iteration']
+def mean_step(path):
+    f = h5py.File(path, 'r')
+    per = {}
+    for n, st in zip(f['/iterations/number'][()], f['/iterations/step_ms'][()]):
+        if lo <= n <= hi: per.setdefault(int(n), []).append(float(st))
+    return sum(sorted(v)[len(v) // 2] for v in per.values()) / len(per)
+truth = mean_step(sys.argv[1][:-len('.json')] + '.h5') - mean_step(sys.argv[3])
 cost = p['cost_ms_per_step']
 err = (cost - truth) / truth if truth > 0 else float('nan')
 ok = p['place']['kind'] == want and abs(err) <= (0.2 if want == 'every_rank' else 0.1) and not cps
