@@ -14,7 +14,6 @@
 
 #include "collectives/communicators.hpp"
 #include "collectives/replay.hpp"
-#include "common/stats.hpp"
 #include "ranks/sat_math.hpp"
 
 namespace collectives {
@@ -108,6 +107,11 @@ std::vector<std::pair<uint32_t, uint32_t>> pair_by_place(const Shifted& s, const
 
 using Pairs = std::vector<std::pair<uint32_t, uint32_t>>;
 
+double median_of(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 // Pairs, between consecutive pairs so far, a leftover op that waited for a leftover op of the
 // other side: it started first and ended the link's exchange time after the other started (the
 // end-matched exchanges' median, within 4 sigma by MAD plus the tolerance), while the other ran on.
@@ -120,9 +124,9 @@ Pairs pair_waited(const Shifted& s, const Pairs& matched, Pairs taken, int64_t t
   if (matched.size() < 4) return out;
   std::vector<double> d;
   for (const auto& [i, j] : matched) d.push_back(s.exchange(i, j));
-  const double med = common::median(d), tol = double(tolerance_ns);
+  const double med = median_of(d), tol = double(tolerance_ns);
   for (auto& x : d) x = std::abs(x - med);
-  const double width = 4 * 1.4826 * common::median(d) + tol;
+  const double width = 4 * 1.4826 * median_of(d) + tol;
   // x (start, end) waited for y (start, end): all on b's clock.
   const auto waited = [&](int64_t xs, int64_t xe, int64_t ys, int64_t ye) {
     return diff_d(xe, ye) < -tol && diff_d(xs, ys) < -tol && std::abs(diff_d(xe, ys) - med) <= width;
