@@ -39,9 +39,24 @@ struct Rank {
   std::vector<uint8_t> kind;  // per kernel
   std::vector<int64_t> cs;    // compute kernel starts (own clock), sorted
   std::vector<uint32_t> cname;  // their names, in the same order
-  std::vector<int64_t> p2p_start, p2p_end;
+  // Where the host launched a kernel: (the launch call's start, the kernel's start), or (its start,
+  // its start) where launches give no order (launches_order).
+  using Key = std::pair<int64_t, int64_t>;
+  std::vector<Key> ckey;        // per compute kernel (launch: its start where unknown), made non-decreasing
+  // p2p kernels in the order the host launched them (key: the launch, else the start), and
+  // their starts sorted (to count them in a span of GPU time).
+  std::vector<int64_t> p2p_start, p2p_end, p2p_starts_sorted;
+  std::vector<Key> p2p_key;
   int64_t compute_between(int64_t a, int64_t b) const {
     return std::lower_bound(cs.begin(), cs.end(), b) - std::lower_bound(cs.begin(), cs.end(), a);
+  }
+  // Compute kernels the host launched before p2p op j: where the op sits in the program. A p2p
+  // kernel on its own stream may start while the next forward already runs (it waits only for
+  // what was launched before it), so kernel starts do not place it; the launch calls' order on
+  // the host does (CUPTI runtime records, the kernels' correlation ids).
+  size_t before_op(size_t j) const { return size_t(std::lower_bound(ckey.begin(), ckey.end(), p2p_key[j]) - ckey.begin()); }
+  int64_t launched_between(size_t j, size_t j2) const {  // 0 where two p2p streams swap their order
+    return std::max<int64_t>(0, int64_t(before_op(j2)) - int64_t(before_op(j)));
   }
   // Merged intervals of compute kernels, of non-p2p NCCL kernels on `streams`, and of p2p kernels
   // when `with_p2p`.
@@ -61,7 +76,7 @@ struct Rank {
 // p2p ops per flush: the median count over complete steady iterations.
 int flush_length(const Rank& r, const std::vector<ranks::Iteration>& its) {
   std::vector<int64_t> counts;
-  const auto& s = r.p2p_start;
+  const auto& s = r.p2p_starts_sorted;
   for (size_t i = 0; i + 1 < its.size(); ++i)
     if (!its[i].warmup)
       counts.push_back(std::lower_bound(s.begin(), s.end(), its[i + 1].start) - std::lower_bound(s.begin(), s.end(), its[i].start));
@@ -74,7 +89,7 @@ size_t flush_phase(const Rank& r, int K) {
   std::vector<std::vector<int64_t>> counts(static_cast<size_t>(K)), gaps(static_cast<size_t>(K));
   int64_t hi = r.p2p_end[0];
   for (size_t j = 1; j < r.p2p_start.size(); ++j) {
-    counts[j % size_t(K)].push_back(r.compute_between(r.p2p_start[j - 1], r.p2p_start[j]));
+    counts[j % size_t(K)].push_back(r.launched_between(j - 1, j));
     gaps[j % size_t(K)].push_back(r.p2p_start[j] - hi);
     hi = std::max(hi, r.p2p_end[j]);
   }
@@ -93,8 +108,8 @@ std::vector<int32_t> microbatch_streams(const Rank& r) {
   std::vector<std::pair<int32_t, int64_t>> votes;
   int64_t intervals = 0;
   size_t i = 0;
-  for (size_t j = 0; j + 1 < r.p2p_start.size(); ++j) {
-    const int64_t a = r.p2p_start[j], b = r.p2p_start[j + 1];
+  for (size_t j = 0; j + 1 < r.p2p_starts_sorted.size(); ++j) {
+    const int64_t a = r.p2p_starts_sorted[j], b = r.p2p_starts_sorted[j + 1];
     if (r.compute_between(a, b) == 0) continue;
     ++intervals;
     std::vector<int32_t> seen;
@@ -172,10 +187,9 @@ int32_t forwards_by_name(const Rank& r, size_t i0, size_t fwd, size_t j1, double
 // interval (the rest of a forward), the next interval's names (the next forward, whole) say how
 // far back the forward began, and the first forward's count takes that part in.
 long fill_start(const Rank& r, size_t b, const std::vector<int64_t>& counts, FlushWindow& f) {
-  const auto& t = r.p2p_start;
-  const size_t at = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[b]) - r.cs.begin());
+  const size_t at = r.before_op(b);
   auto names_of = [&](size_t k, std::vector<uint32_t>& out) {  // interval k's compute names, added
-    const size_t s0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[b + k]) - r.cs.begin());
+    const size_t s0 = r.before_op(b + k);
     for (size_t i = s0; i < s0 + size_t(counts[k]) && i < r.cname.size(); ++i) out.push_back(r.cname[i]);
     std::sort(out.begin(), out.end());
   };
@@ -203,16 +217,29 @@ long fill_start(const Rank& r, size_t b, const std::vector<int64_t>& counts, Flu
 // One flush (ops [b, b + K)) as the first stage; false when it has no compute between its p2p
 // ops or its first forward / last backward are not all in the capture.
 bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
-  const auto& t = r.p2p_start;
   const size_t last = b + size_t(K) - 1;
   f.p2p_ops = K;
   std::vector<int64_t> counts;
-  for (size_t j = b; j < last; ++j) counts.push_back(r.compute_between(t[j], t[j + 1]));
+  for (size_t j = b; j < last; ++j) counts.push_back(r.launched_between(j, j + 1));
   auto nz = [](int64_t c) { return c > 0; };
   const auto first = std::find_if(counts.begin(), counts.end(), nz);
   if (first == counts.end()) return false;
   f.fwd_kernels = int32_t(*first);
-  f.bwd_kernels = int32_t(*std::find_if(counts.rbegin(), counts.rend(), nz));
+  // The last backward launches names the flush's later intervals launch (backwards, and forwards
+  // where 1F1B runs both between two exchanges; a receive launched ahead leaves a forward in the
+  // last interval), at most as many as the longest of them; the optimizer's names end it.
+  std::vector<uint32_t> bwd_names;
+  int64_t most = 0;
+  for (size_t k = size_t(first - counts.begin()) + 1; k <= counts.size(); ++k) {
+    if (k == counts.size() && most > 0) break;
+    const size_t at = k < counts.size() ? k : size_t(first - counts.begin());  // else the first's
+    const size_t s0 = r.before_op(b + at);
+    for (size_t i = s0; i < s0 + size_t(counts[at]) && i < r.cname.size(); ++i) bwd_names.push_back(r.cname[i]);
+    most = std::max(most, counts[at]);
+  }
+  std::sort(bwd_names.begin(), bwd_names.end());
+  bwd_names.erase(std::unique(bwd_names.begin(), bwd_names.end()), bwd_names.end());
+  f.bwd_kernels = int32_t(most);
   const long i0 = fill_start(r, b, counts, f);
   // The last backward needs the last gradient: the bwd_kernels compute kernels starting after
   // the last p2p op ends (a receive posted early ends when the gradient arrives).
@@ -220,12 +247,6 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   const size_t j0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), r.p2p_end[last]) - r.cs.begin());
   if (i0 < 0 || j0 + size_t(f.bwd_kernels) > r.cs.size()) return false;
   f.fill_start = r.cs[size_t(i0)];
-  // It launches the last such interval's kernel names (which may hold a forward too: 1F1B's
-  // steady state runs a backward and a forward between exchanges); the optimizer's do not end it.
-  const size_t last_seg = b + size_t(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), nz)) - 1;
-  const size_t l0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), t[last_seg]) - r.cs.begin());
-  std::vector<uint32_t> bwd_names(r.cname.begin() + long(l0), r.cname.begin() + long(l0) + f.bwd_kernels);
-  std::sort(bwd_names.begin(), bwd_names.end());
   size_t seen = 0;
   auto it = std::lower_bound(r.k.start.begin(), r.k.start.end(), r.p2p_end[last]);
   for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && seen < size_t(f.bwd_kernels); ++i) {
@@ -242,22 +263,57 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   return true;
 }
 
+void in_launch_order(Rank& r) {
+  r.p2p_starts_sorted = r.p2p_start;
+  std::vector<size_t> at(r.p2p_key.size());
+  for (size_t i = 0; i < at.size(); ++i) at[i] = i;
+  std::stable_sort(at.begin(), at.end(), [&](size_t a, size_t b) { return r.p2p_key[a] < r.p2p_key[b]; });
+  auto permute = [&](std::vector<int64_t>& v) {
+    std::vector<int64_t> o(v.size());
+    for (size_t i = 0; i < at.size(); ++i) o[i] = v[at[i]];
+    v = std::move(o);
+  };
+  permute(r.p2p_start), permute(r.p2p_end);
+  std::vector<Rank::Key> keys(at.size());
+  for (size_t i = 0; i < at.size(); ++i) keys[i] = r.p2p_key[at[i]];
+  r.p2p_key = std::move(keys);
+}
+
+// Launch calls give program order when each kernel has its own: a CUDA graph launch starts many
+// kernels with one call (two kernels in a row sharing it), and the p2p ops its nodes wait on
+// are placed by the graph, not by when the host called it; nor do absent launch records (some
+// profiler traces) give an order. Kernel starts are the order then.
+bool launches_order(const ranks::KernelColumns& k) {
+  if (k.launch.size() != k.size()) return false;
+  size_t known = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.launch[i] == ranks::kNoTime) continue;
+    ++known;
+    if (i > 0 && k.launch[i] == k.launch[i - 1]) return false;
+  }
+  return known * 10 >= k.size() * 9;
+}
+
 }  // namespace
 
 RankFlushes pipeline_flushes(const ranks::RankTimeline& tl, const std::vector<CollectiveOp>& ops,
                              const std::vector<ranks::Iteration>& its) {
   const auto& k = tl.kernels;
-  Rank r{k, std::vector<uint8_t>(k.size(), kCompute), {}, {}, {}, {}};
+  Rank r{k, std::vector<uint8_t>(k.size(), kCompute), {}, {}, {}, {}, {}, {}, {}};
+  const bool launched = launches_order(k);
   for (size_t i = 0, o = 0; i < k.size(); ++i) {  // ops are the NCCL kernels in kernel order
+    const Rank::Key key{launched && k.launch[i] != ranks::kNoTime ? k.launch[i] : k.start[i], k.start[i]};
     if (!k.is_nccl[i]) {
       r.cs.push_back(k.start[i]), r.cname.push_back(k.name[i]);
+      r.ckey.push_back(r.ckey.empty() ? key : std::max(r.ckey.back(), key));
       continue;
     }
     const bool p2p = o < ops.size() && ops[o].type == CollectiveType::SendRecv;
     ++o;
     r.kind[i] = p2p ? kP2p : kOtherNccl;
-    if (p2p) r.p2p_start.push_back(k.start[i]), r.p2p_end.push_back(k.end[i]);
+    if (p2p) r.p2p_start.push_back(k.start[i]), r.p2p_end.push_back(k.end[i]), r.p2p_key.push_back(key);
   }
+  in_launch_order(r);
   RankFlushes out;
   if (r.p2p_start.size() < 2) return out;
   const auto streams = microbatch_streams(r);

@@ -8,13 +8,20 @@
 //    every iteration in the same number (K per iteration, counted over the rank's iterations).
 //  * Iteration boundaries do not mark flushes: without step markers they fall wherever the NCCL
 //    sequence repeats, often mid-flush. The flush boundary is found from the ops (below).
+//  * "Between two p2p ops" is in the order the host launched them (the CUDA runtime records'
+//    start, tied to each kernel by its correlation id; CUPTI), not in the kernels' starts: a p2p
+//    kernel on its own stream waits only for work launched before it (CUDA stream and event
+//    semantics) and may start while the next forward already runs. Where a file has no launch
+//    records, or a CUDA graph launch starts many kernels with one call, kernel starts stand in.
 //  * The first stage's first forward runs before its first p2p op of a flush and its last backward
 //    after its last one. A forward (backward) of one model chunk launches the same compute kernels
 //    for every microbatch, so the first stage's first forward is the `fwd_kernels` compute kernels
 //    before its first p2p op, where fwd_kernels counts the first non-empty interval between its p2p
-//    ops (the second forward); likewise its last backward. Between two flushes it runs its last
-//    backward, the optimizer and its next first forward: the interval between p2p ops with the most
-//    compute kernels (counts are exact where times are noisy); ties go to the longest gap.
+//    ops (the second forward); its last backward launches the names of the flush's later
+//    intervals (a receive launched ahead leaves a forward in the last one). Between two flushes it
+//    runs its last backward, the optimizer and its next first forward: the interval between p2p
+//    ops with the most compute kernels (counts are exact where times are noisy); ties go to the
+//    longest gap.
 //  * Collectives of a stage's microbatches (TP all-reduces, sequence-parallel gathers, expert
 //    all-to-all) run in its forward and backward passes, between most pairs of its p2p ops that
 //    hold compute; data-parallel gradient collectives run once per flush. A non-p2p NCCL stream is
