@@ -99,8 +99,7 @@ collectives::LayoutFinding load_layout(const h5read::File& file) {
   const auto& l = rows.front();
   topology::ParallelLayout p;
   p.tp = l.tp, p.pp = l.pp, p.dp = l.dp;
-  p.order = l.order == topology::rank_order_name(topology::RankOrder::TpPpDp) ? topology::RankOrder::TpPpDp
-                                                                              : topology::RankOrder::TpDpPp;
+  p.order = topology::rank_order_from_name(l.order);
   f.layout = p, f.source = l.source, f.consistency = l.consistency, f.how = l.how, f.notes = l.notes;
   return f;
 }

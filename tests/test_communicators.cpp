@@ -189,6 +189,27 @@ TEST(Communicators, OtherRankOrderIsInferred) {
   EXPECT_EQ(guess->layout, l);
 }
 
+TEST(Communicators, EveryRankOrderIsInferred) {
+  // Data-parallel replicas side by side (dp-tp-pp) and the other orders Megatron-Core's `order`
+  // string allows: each layout's own groups name it, and its strides number its ranks.
+  for (topology::RankOrder o : topology::kRankOrders) {
+    topology::ParallelLayout l{2, 2, 2, o};
+    std::set<int> seen;
+    for (int r = 0; r < 8; ++r) {
+      EXPECT_EQ(l.rank_of(l.tp_rank(r), l.dp_rank(r), l.pp_rank(r)), r) << topology::rank_order_name(o);
+      seen.insert(l.tp_rank(r) + 2 * l.dp_rank(r) + 4 * l.pp_rank(r));
+    }
+    EXPECT_EQ(seen.size(), 8u) << topology::rank_order_name(o);
+    EXPECT_EQ(topology::rank_order_from_name(topology::rank_order_name(o)), o);
+    std::vector<topology::ObservedGroup> obs;
+    for (const auto& g : topology::communicator_groups(l))
+      obs.push_back({g.ranks, g.kind == topology::GroupKind::PP, g.kind == topology::GroupKind::TP ? 400.0 : 40.0});
+    const auto guess = topology::infer_layout(obs, {0, 1, 2, 3, 4, 5, 6, 7});
+    ASSERT_TRUE(guess) << topology::rank_order_name(o);
+    EXPECT_EQ(guess->layout, l) << topology::rank_order_name(o);
+  }
+}
+
 TEST(Communicators, LinkOpsMatchedByEndsFollowingDrift) {
   // a serves b and another peer; b's clock is 5 ms ahead and drifts 40 us over the run.
   std::vector<int64_t> a, b;

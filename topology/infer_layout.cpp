@@ -101,7 +101,7 @@ std::optional<LayoutGuess> infer_layout(const std::vector<ObservedGroup>& groups
     for (int tp : tps) {
       if (world % (tp * pp) != 0) continue;
       const int dp = world / (tp * pp);
-      for (auto order : {RankOrder::TpDpPp, RankOrder::TpPpDp}) {
+      for (RankOrder order : kRankOrders) {
         ParallelLayout l{tp, pp, dp, order};
         double explained = 0, total = 0, tp_ops = 0, other_ops = 0;
         for (const auto& g : groups) {

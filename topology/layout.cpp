@@ -23,7 +23,27 @@ ParallelLayout ParallelLayout::parse(const std::string& text) {
   return l;
 }
 
-const char* rank_order_name(RankOrder o) { return o == RankOrder::TpDpPp ? "tp-dp-pp" : "tp-pp-dp"; }
+namespace {
+// Per order, its dimensions fastest first (0 TP, 1 DP, 2 PP), in RankOrder's order.
+constexpr int kDims[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+constexpr const char* kNames[6] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp"};
+}  // namespace
+
+const char* rank_order_name(RankOrder o) { return size_t(o) < 6 ? kNames[size_t(o)] : kNames[0]; }
+
+RankOrder rank_order_from_name(const std::string& name) {
+  for (RankOrder o : kRankOrders)
+    if (name == rank_order_name(o)) return o;
+  return RankOrder::TpDpPp;
+}
+
+int ParallelLayout::stride(int d) const {
+  const int size[3] = {tp, dp, pp};
+  const int* dims = kDims[size_t(order) < 6 ? size_t(order) : 0];
+  int s = 1;
+  for (int i = 0; i < 3 && dims[i] != d; ++i) s *= size[dims[i]];
+  return s;
+}
 
 std::string ParallelLayout::to_string() const { return fmt::format("{}x{}x{}", tp, pp, dp); }
 

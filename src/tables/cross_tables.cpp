@@ -292,7 +292,7 @@ const Table<LayoutRow>& layout_table() {
                           "the parallel layout, given with --layout or inferred (communicators.hpp); no row when unknown",
                           Distribution::Replicated,
                           {col("tp", &L::tp), col("pp", &L::pp), col("dp", &L::dp),
-                           col("order", &L::order).doc("rank order: `tp-dp-pp` or `tp-pp-dp` (topology/layout.hpp)"),
+                           col("order", &L::order).doc("rank order, fastest dimension first: `tp-dp-pp` (Megatron), `tp-pp-dp`, `dp-tp-pp`, ... (topology/layout.hpp)"),
                            col("source", &L::source).doc("`given` or `inferred`"),
                            col("consistency", &L::consistency).doc("share of communicators that are groups of the layout"),
                            col("how", &L::how).doc("what it was inferred from"),

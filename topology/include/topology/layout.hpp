@@ -6,11 +6,16 @@
 
 namespace topology {
 
-// Rank orders: Megatron's default "tp-dp-pp" (TP varies fastest, then DP, then PP:
-// rank = tp + TP * (dp + DP * pp); Megatron-Core's tp-cp-ep-dp-pp is the same with CP = EP = 1),
-// and "tp-pp-dp" (rank = tp + TP * (pp + PP * dp)), used by some launchers.
-enum class RankOrder : uint8_t { TpDpPp, TpPpDp };
+// Rank orders, fastest-varying dimension first: Megatron's default "tp-dp-pp" (rank = tp + TP *
+// (dp + DP * pp); Megatron-Core's tp-cp-ep-dp-pp is the same with CP = EP = 1), "tp-pp-dp" (used
+// by some launchers), and the other four, which Megatron-Core's `order` string allows and
+// launchers that place data-parallel replicas or stages side by side produce.
+enum class RankOrder : uint8_t { TpDpPp, TpPpDp, DpTpPp, DpPpTp, PpTpDp, PpDpTp };
+inline constexpr RankOrder kRankOrders[] = {RankOrder::TpDpPp, RankOrder::TpPpDp, RankOrder::DpTpPp,
+                                            RankOrder::DpPpTp, RankOrder::PpTpDp, RankOrder::PpDpTp};
 const char* rank_order_name(RankOrder o);
+// The order named `name` ("dp-tp-pp"); the default order for a name that is none.
+RankOrder rank_order_from_name(const std::string& name);
 
 struct ParallelLayout {
   int tp = 1;
@@ -19,12 +24,12 @@ struct ParallelLayout {
   RankOrder order = RankOrder::TpDpPp;
 
   int world() const { return tp * pp * dp; }
-  int tp_rank(int rank) const { return rank % tp; }
-  int dp_rank(int rank) const { return order == RankOrder::TpDpPp ? (rank / tp) % dp : rank / (tp * pp); }
-  int pp_rank(int rank) const { return order == RankOrder::TpDpPp ? rank / (tp * dp) : (rank / tp) % pp; }
-  int rank_of(int tp_r, int dp_r, int pp_r) const {
-    return order == RankOrder::TpDpPp ? tp_r + tp * (dp_r + dp * pp_r) : tp_r + tp * (pp_r + pp * dp_r);
-  }
+  int tp_rank(int rank) const { return (rank / stride(0)) % tp; }
+  int dp_rank(int rank) const { return (rank / stride(1)) % dp; }
+  int pp_rank(int rank) const { return (rank / stride(2)) % pp; }
+  int rank_of(int tp_r, int dp_r, int pp_r) const { return tp_r * stride(0) + dp_r * stride(1) + pp_r * stride(2); }
+  // The rank distance between neighbours along dimension d (0 TP, 1 DP, 2 PP).
+  int stride(int d) const;
   bool operator==(const ParallelLayout&) const = default;
 
   // Parses "TPxPPxDP" such as "2x2x8"; throws std::invalid_argument.
