@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace ranks {
 using common::printable;
@@ -209,6 +210,38 @@ bool renumber_by_host_and_pid(const Context& c, Assignment& a, const std::vector
   return true;
 }
 
+// One-process files numbered as hosts (a profiler's default report1, report2 ...: a counter, K unrelated
+// to the rank) whose profiles put two of them on one host: the numbers are no host indices. Ranks
+// by host (in name order), then by the GPU's index on the host (CUDA_VISIBLE_DEVICES, else the
+// CUDA ordinal, else the PCI bus), then by process id: the order torchrun and srun give local
+// ranks. Not promised, so said in a warning that replaces the ones about host numbers.
+bool renumber_files_sharing_a_host(const Context& c, Assignment& a, size_t warnings_before) {
+  std::vector<size_t> idx;
+  std::map<std::string, int> files_on;
+  for (size_t i = 0; i < a.rank.size(); ++i) {
+    if (a.rank[i] < 0) continue;
+    const auto& p = c.found[i];
+    const ProfileFile& f = c.file(i);
+    if (!c.per_host(f) || c.mapped(f) || p.claimed_rank >= 0 || p.procs_in_file != 1 || p.host.empty()) return false;
+    ++files_on[p.host];
+    idx.push_back(i);
+  }
+  if (std::none_of(files_on.begin(), files_on.end(), [](auto& h) { return h.second > 1; })) return false;
+  auto gpu = [&](size_t i) { return c.found[i].host_gpu >= 0 ? c.found[i].host_gpu : c.found[i].device; };
+  std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+    const auto &p = c.found[x], &q = c.found[y];
+    if (p.host != q.host) return natural_less(p.host, q.host);
+    if (gpu(x) != gpu(y)) return gpu(x) < gpu(y);
+    return std::tie(p.gpu_bus, p.pid, p.file) < std::tie(q.gpu_bus, q.pid, q.file);
+  });
+  for (size_t k = 0; k < idx.size(); ++k) a.rank[idx[k]] = a.claimed[idx[k]] = int(k);
+  a.warnings.resize(warnings_before);
+  a.warnings.push_back("the file names' numbers are no ranks or hosts (several files per host) and the profiles name no "
+                       "rank: ranks are numbered by host (in name order), then by GPU on each host, which need not be "
+                       "the job's own numbers (--rank-map gives them)");
+  return true;
+}
+
 // Ranks from file names far beyond the ranks found are no ranks (repro N3: a profiler's `-o report.%p`
 // names files by process id, and every structure sized by the highest rank took gigabytes).
 void check_rank_numbers(const Context& c, Assignment& a, const std::vector<bool>& from_name,
@@ -269,6 +302,7 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
   a.claimed.assign(found.size(), -1);
   Context c{d, found, std::any_of(d.files.begin(), d.files.end(), [](auto& f) { return f.rank_from_name.has_value(); })};
   std::map<size_t, int> ranks_in_file;  // per-host files: their rank processes
+  const size_t warnings_before = a.warnings.size();
   const std::vector<int> local = leave_out_strays(c, a, ranks_in_file);
   int per_node = 1;
   for (const auto& [f, n] : ranks_in_file) per_node = std::max(per_node, n);
@@ -308,6 +342,7 @@ Assignment assign_ranks(const Discovery& d, const std::vector<FoundProcess>& fou
     }
     a.rank[i] = a.claimed[i] = int(std::min<int64_t>(rank, INT32_MAX));
   }
+  renumber_files_sharing_a_host(c, a, warnings_before);
   reject_other_worlds(found, a);
   check_rank_numbers(c, a, from_name, limits);
   drop_duplicate_ranks(c, a);

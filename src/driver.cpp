@@ -90,7 +90,7 @@ template <>
 struct Wire<ranks::FoundProcess> {
   static void fields(auto& ar, auto& p) {
     ar(p.file, p.pid, p.device, p.local_index, p.procs_in_file, p.kernels, p.nccl, p.host, p.wall_start, p.wall_end,
-       p.claimed_rank, p.claimed_world, p.unusable, p.gpu_bus);
+       p.claimed_rank, p.claimed_world, p.unusable, p.gpu_bus, p.host_gpu);
   }
 };
 
@@ -182,7 +182,7 @@ LocalRead read_local(Transport& t, const Options& opt, const ranks::Discovery& d
         LocalRank lr;
         lr.key = {f, tl.pid, tl.device, int(i), int(timelines.size()), int64_t(tl.kernels.size()),
                   int64_t(std::count(tl.kernels.is_nccl.begin(), tl.kernels.is_nccl.end(), 1) + tl.pending_nccl.size())};
-        lr.key.host = tl.host, lr.key.gpu_bus = tl.gpu_bus;
+        lr.key.host = tl.host, lr.key.gpu_bus = tl.gpu_bus, lr.key.host_gpu = tl.host_gpu;
         lr.key.claimed_rank = tl.claimed_rank, lr.key.claimed_world = tl.claimed_world, lr.key.unusable = tl.unusable;
         if (tl.utc_epoch_ns > 0) lr.key.wall_start = tl.utc_epoch_ns + tl.capture_start, lr.key.wall_end = tl.utc_epoch_ns + tl.capture_end;
         const auto metrics = ranks::compute_metrics(tl, mopt);

@@ -104,6 +104,32 @@ TEST(Assign, HostNamesSharingTheirLastNumberAreOrderedByName) {
   EXPECT_NE(a.warnings.front().find("share their numbers"), std::string::npos);
 }
 
+// nsys's default names count sessions (report1, report2 ...), unrelated to the rank: two hosts'
+// files, each of one process whose profile names no rank. Their numbers are no hosts either (two
+// files on one host): ranks by host, then by the GPU's index on the host that
+// CUDA_VISIBLE_DEVICES gives (every process calls its GPU device 0).
+TEST(Assign, NsysCounterNamesOnSharedHostsAreNumberedByHostAndGpu) {
+  Dir d;
+  for (int k = 1; k <= 4; ++k) d.touch("report" + std::to_string(k) + ".sqlite");
+  auto disc = discover({d.path.string()}, {});
+  ASSERT_EQ(disc.files.size(), 4u);  // report1 .. report4
+  // report1: host b GPU 1; report2: host a GPU 1; report3: host b GPU 0; report4: host a GPU 0.
+  const std::pair<const char*, int> where[] = {{"gpu-b", 1}, {"gpu-a", 1}, {"gpu-b", 0}, {"gpu-a", 0}};
+  std::vector<FoundProcess> found;
+  for (size_t f = 0; f < 4; ++f) {
+    FoundProcess p{f, int64_t(900 - f), 0, 0, 1};
+    p.host = where[f].first, p.host_gpu = where[f].second;
+    found.push_back(p);
+  }
+  auto a = assign_ranks(disc, found);
+  EXPECT_EQ(a.rank, (std::vector<int>{3, 1, 2, 0}));
+  ASSERT_EQ(a.warnings.size(), 1u);
+  EXPECT_NE(a.warnings.front().find("by GPU on each host"), std::string::npos);
+  // One file per host (a per-host capture each): the numbers stay host numbers.
+  for (size_t f = 0; f < 4; ++f) found[f].host = "gpu-" + std::to_string(f);
+  EXPECT_EQ(assign_ranks(disc, found).rank, (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(Assign, DuplicateRankGoesToFirstFile) {
   Dir d;
   d.touch("a/rank_3.sqlite");

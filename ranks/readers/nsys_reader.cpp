@@ -541,7 +541,10 @@ class Reader {
       tl.device = dev->first >= 0 && dev->first <= INT32_MAX ? int(dev->first) : -1;
       tl.gpu_name = gpus.name_of(tl.device);
       tl.gpu_bus = gpus.bus_of(tl.pid, tl.device);
-      if (procs_.size() == 1) tl.claimed_rank = launched.rank, tl.claimed_world = launched.world;
+      if (procs_.size() == 1) {
+        tl.claimed_rank = launched.rank, tl.claimed_world = launched.world;
+        if (tl.device >= 0 && size_t(tl.device) < launched.visible.size()) tl.host_gpu = launched.visible[size_t(tl.device)];
+      }
       if (tl.device < 0)
         tl.warnings.push_back("process " + std::to_string(tl.pid) + " ran its kernels on device id " +
                               std::to_string(dev->first) + ", which is no CUDA device ordinal: device unknown");

@@ -13,6 +13,9 @@
 //  (d) a one-process file whose content names its rank (the PyTorch profiler's distributedInfo; the
 //      launcher's RANK / SLURM_PROCID ... in the environment the profiler recorded, launch_env.hpp)
 //      takes that rank, over its file name (names such as worker0_step_12.1694128201545 mislead).
+//  (e) one-process files numbered as in (b) but two of them on one host (a profiler's default report1,
+//      report2 ...: a session counter), whose content names no rank: ranks by host (name order),
+//      then by the GPU's index on the host (CUDA_VISIBLE_DEVICES as recorded, else the ordinal).
 // Nothing is sized by a number from a file name: node numbers that are no plausible index are
 // replaced by positions, and rank numbers far beyond the ranks found (process ids from a profiler's
 // `-o report.%p`: repro N3) are refused unless --layout says how large the job is.
@@ -36,6 +39,7 @@ struct FoundProcess {
   int64_t nccl = 0;      // NCCL kernels it ran or launched (completed or not)
   std::string host = {};  // as its profile names it ("" unknown)
   std::string gpu_bus = {};  // RankTimeline::gpu_bus: the physical GPU ("" unknown)
+  int host_gpu = -1;         // RankTimeline::host_gpu: its index on the host (-1 unknown)
   int64_t wall_start = 0, wall_end = 0;  // its capture on the wall clock (UTC ns; 0: unknown)
   int claimed_rank = -1;  // the rank its profile's content names (RankTimeline::claimed_rank), -1: none
   int claimed_world = -1;  // the job's size its content names (RankTimeline::claimed_world), -1: none

@@ -147,6 +147,9 @@ struct RankTimeline {
   // Its GPU's PCI bus location ("0000:45:00.0"; "uuid:..." where only the UUID is known), "" when
   // the export does not say: the ordinal is per process, this is the physical GPU.
   std::string gpu_bus;
+  // Its GPU's index on the host where the launcher's CUDA_VISIBLE_DEVICES says (a one-process
+  // file; the entry for `device`), -1: unknown. Orders a host's ranks when nothing else names them.
+  int host_gpu = -1;
   int64_t pid = -1;
   ProfileSource source;          // the format and version of the file it was read from
   int64_t utc_epoch_ns = 0;     // wall clock at t = 0 (0 if unknown)
