@@ -95,6 +95,9 @@ void explain_change_points(Verdict& v) {
       cp.explanation = "the ranks that changed stay within their peers' spread: no rank stands out";
     else
       cp.explanation = "the job as a whole slowed down (no rank stands out)";
+    if (cp.iterations_after > 0 && cp.iterations_after < 3)
+      cp.explanation += fmt::format(" (judged on the {} iteration{} after it, the capture's last)", cp.iterations_after,
+                                    cp.iterations_after == 1 ? "" : "s");
   }
 }
 

@@ -164,9 +164,20 @@ std::vector<Window> job_change_points(Run& run) {
   auto& v = run.v;
   windows.push_back({1, common});
   std::vector<double> steady(v.job_step_ms.begin() + 1, v.job_step_ms.begin() + long(common));
-  for (const auto& cp : ranks::change_points(steady)) {
+  std::vector<ranks::ChangePoint> cps = ranks::change_points(steady);
+  // A rise in the last iterations (a fault that starts late): judged with the few it had, against
+  // the level since the last change point.
+  size_t last = 0;
+  for (const auto& c : cps) last = std::max(last, c.index);
+  const std::vector<double> since(steady.begin() + long(last), steady.end());
+  if (auto tail = ranks::tail_rise(since)) {
+    tail->index += last;
+    cps.push_back(*tail);
+  }
+  for (const auto& cp : cps) {
     JobChangePoint j;
     const size_t at = cp.index + 1;
+    j.iterations_after = int64_t(common - at);
     windows.push_back({at, common}), windows.push_back({1, at});
     run.job_changes.push_back(at);
     j.before_ms = cp.before, j.after_ms = cp.after;

@@ -46,16 +46,33 @@ void split(const std::vector<double>& x, double threshold, const ChangePointOpti
   }
 }
 
-}  // namespace
-
-std::vector<ChangePoint> change_points(const std::vector<double>& x, const ChangePointOptions& opt) {
-  if (x.size() < 2 * opt.min_duration) return {};
+// The shift that counts: min_shift of the level, or noise_factor x the robust noise of x's steps.
+double threshold_of(const std::vector<double>& x, const ChangePointOptions& opt) {
   std::vector<double> diffs;
   for (size_t i = 1; i < x.size(); ++i) diffs.push_back(x[i] - x[i - 1]);
   const double dm = median(diffs);
   for (auto& d : diffs) d = std::abs(d - dm);
   const double noise = 1.4826 * median(diffs) / std::sqrt(2.0);
-  const double threshold = std::max(opt.min_shift * std::abs(median(x)), opt.noise_factor * noise);
+  return std::max(opt.min_shift * std::abs(median(x)), opt.noise_factor * noise);
+}
+
+}  // namespace
+
+std::optional<ChangePoint> tail_rise(const std::vector<double>& x, const ChangePointOptions& opt) {
+  const size_t n = x.size();
+  for (size_t k = opt.min_duration > 1 ? opt.min_duration - 1 : 0; k >= 1; --k) {
+    if (n < k + 2 * opt.min_duration) continue;
+    const std::vector<double> before(x.begin(), x.end() - long(k)), tail(x.end() - long(k), x.end());
+    const double level = median(before), threshold = threshold_of(before, opt);
+    if (std::all_of(tail.begin(), tail.end(), [&](double v) { return v - level >= threshold; }))
+      return ChangePoint{n - k, level, median(tail)};
+  }
+  return std::nullopt;
+}
+
+std::vector<ChangePoint> change_points(const std::vector<double>& x, const ChangePointOptions& opt) {
+  if (x.size() < 2 * opt.min_duration) return {};
+  const double threshold = threshold_of(x, opt);
   std::vector<size_t> cuts;
   split(x, threshold, opt, cuts);
   std::sort(cuts.begin(), cuts.end());

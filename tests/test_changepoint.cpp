@@ -51,3 +51,29 @@ TEST(ChangePoints, StaircaseIsBoundedInChangesAndWork) {
   EXPECT_LE(cps.size(), ranks::ChangePointOptions{}.max_changes);
   for (size_t i = 1; i < cps.size(); ++i) EXPECT_LT(cps[i - 1].index, cps[i].index);
 }
+
+// A fault that starts in the capture's last iteration (one slow GPU from iteration 8 of 9 found):
+// no change point (a one-off slow step is none), but a rise of the tail. A tail within the noise,
+// a one-off slow step before the end, or too few points before, is none.
+TEST(ChangePoints, ARiseInTheLastPointsIsATail) {
+  const std::vector<double> base = {248.4, 247.0, 249.6, 248.7, 250.1, 246.7, 251.2};
+  std::vector<double> x = base;
+  x.push_back(303.8);
+  EXPECT_TRUE(change_points(x).empty());
+  auto t = ranks::tail_rise(x);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->index, 7u);
+  EXPECT_NEAR(t->after, 303.8, 1e-9);
+  x.push_back(301.0);  // two slow points: the tail is both
+  t = ranks::tail_rise(x);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->index, 7u);
+  std::vector<double> quiet = base;
+  quiet.push_back(253.0);  // +2%: within 5% of the level
+  EXPECT_FALSE(ranks::tail_rise(quiet));
+  std::vector<double> spike = base;
+  spike.push_back(303.8), spike.push_back(249.0);  // slow, then back: no tail
+  EXPECT_FALSE(ranks::tail_rise(spike));
+  const std::vector<double> short_run = {248.4, 247.0, 249.6, 303.8};
+  EXPECT_FALSE(ranks::tail_rise(short_run));
+}

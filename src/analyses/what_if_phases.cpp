@@ -24,7 +24,8 @@ namespace c = collectives;
 using Window = PostMortemWindow;
 
 // The steady iterations every rank has, cut at each job change point that leaves two or more
-// iterations on both sides.
+// iterations before it and one or more after it (a rise in the capture's last iteration is a
+// change point of its own: verdict.cpp; its phase is what it cost).
 std::vector<Window> phases_of(const CrossRankResults& x) {
   size_t common = x.step_ms.empty() ? 0 : SIZE_MAX;
   for (const auto& s : x.step_ms) common = std::min(common, s.size());
@@ -35,7 +36,7 @@ std::vector<Window> phases_of(const CrossRankResults& x) {
   if (end <= first) return {};
   std::vector<int32_t> cuts{first};
   for (const auto& cp : x.verdict.change_points)
-    for (int32_t i = cuts.back() + 2; numbers && i + 2 <= end; ++i)
+    for (int32_t i = cuts.back() + 2; numbers && i + 1 <= end; ++i)
       if ((*numbers)[size_t(i)] >= cp.iteration) {
         cuts.push_back(i);
         break;
@@ -52,7 +53,11 @@ std::vector<Window> phases_of(const CrossRankResults& x) {
     while (i < end && (*numbers)[size_t(i)] < onset) ++i;
     if (i + 2 > end || std::find(cuts.begin(), cuts.end(), i) != cuts.end()) continue;
     const auto next = std::upper_bound(cuts.begin(), cuts.end(), i);
-    if (i - *(next - 1) >= 1 && (next == cuts.end() || *next - i >= 2)) cuts.insert(next, i);
+    if (i - *(next - 1) < 1) continue;
+    // A rise in the capture's last iteration, one after the onset: the onset starts the phase
+    // (the step it began in ran slower too; the job's step shows it an iteration late).
+    if (next != cuts.end() && *next - i == 1 && *next + 2 > end) *next = i;
+    else if (next == cuts.end() || *next - i >= 2) cuts.insert(next, i);
   }
   cuts.push_back(end);
   std::vector<Window> out;

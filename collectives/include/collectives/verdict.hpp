@@ -176,6 +176,7 @@ struct JobChangePoint {
   double before_ms = 0, after_ms = 0;
   std::vector<int> culprit_ranks;
   std::string explanation;  // what the verdict says caused it (stragglers, slow link, the whole job)
+  int64_t iterations_after = 0;  // common steady iterations from it to the end (not a table column)
 };
 
 struct Verdict {
