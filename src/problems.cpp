@@ -263,10 +263,13 @@ std::vector<Problem> build_problems(const CrossRankResults& x, const std::vector
     p.place_name = l.hosts.empty() ? fmt::format("{}", fmt::join(l.communicators, ", ")) : fmt::format("{}", fmt::join(l.hosts, ", "));
     p.cost_ms_per_step = l.cost_ms_per_step, p.cost_pct = l.cost_pct;
     p.evidence = c::slow_link_evidence(l);
-    if (l.onset_iteration >= 0) {
-      p.onset_iteration = l.onset_iteration;
-      const auto& nums = x.iteration_number.empty() ? std::vector<int64_t>{} : x.iteration_number.front();
-      p.iterations_after_onset = int64_t(std::count_if(nums.begin(), nums.end(), [&](int64_t n) { return n >= l.onset_iteration; }));
+    // Slow from the first steady iteration (-1): dated there, as a straggler slow throughout is;
+    // as far as the capture shows, that is when it began.
+    const auto& nums = x.iteration_number.empty() ? std::vector<int64_t>{} : x.iteration_number.front();
+    const int64_t onset = l.onset_iteration >= 0 ? l.onset_iteration : nums.size() >= 3 ? nums[1] : -1;
+    if (onset >= 0) {
+      p.onset_iteration = onset;
+      p.iterations_after_onset = int64_t(std::count_if(nums.begin(), nums.end(), [&](int64_t n) { return n >= onset; }));
     }
     out.push_back(std::move(p));
   }
