@@ -143,6 +143,17 @@ std::shared_ptr<const CrossRankResults> load_cross(const h5read::File& f) {
   x->capture_ended = read_rows(f, tables::capture_ended_table());
   x->findings = read_rows(f, tables::findings_table());
   x->post_mortem = std::make_shared<const analyses::PostMortem>(analyses::load_post_mortem(f));
+  // The iteration numbers problems date themselves by (problems.cpp reads the first rank's), as
+  // the scan had them: the lowest rank's from /iterations.
+  {
+    const auto its = read_rows(f, tables::iterations_table());
+    int32_t lowest = INT32_MAX;
+    for (const auto& it : its) lowest = std::min(lowest, it.rank);
+    std::vector<int64_t> numbers;
+    for (const auto& it : its)
+      if (it.rank == lowest) numbers.push_back(it.number);
+    if (!numbers.empty()) x->iteration_number.push_back(std::move(numbers));
+  }
   x->bytes_exchanged_total = f.attribute<int64_t>("/collectives/communicators", "exchange_bytes");
   const auto bins = read_rows(f, tables::collective_histograms_table());
   for (size_t b = 0; b < bins.size() && b < size_t(ranks::LogHistogram::kBins); ++b) {
