@@ -132,7 +132,7 @@ collectives::Verdict load_verdict(const h5read::File& f) {
 
 // The cross-rank results as far as the summary and the report use them; none when the scan had
 // no cross-rank part (its file has no /clock).
-std::shared_ptr<const CrossRankResults> load_cross(const h5read::File& f) {
+std::shared_ptr<const CrossRankResults> load_cross(const h5read::File& f, const std::vector<IterationRow>& its) {
   if (!f.exists("/clock")) return nullptr;
   auto x = std::make_shared<CrossRankResults>();
   x->comms = load_comms(f);
@@ -144,9 +144,8 @@ std::shared_ptr<const CrossRankResults> load_cross(const h5read::File& f) {
   x->findings = read_rows(f, tables::findings_table());
   x->post_mortem = std::make_shared<const analyses::PostMortem>(analyses::load_post_mortem(f));
   // The iteration numbers problems date themselves by (problems.cpp reads the first rank's), as
-  // the scan had them: the lowest rank's from /iterations.
+  // the scan had them: the lowest rank's from /iterations (load_run read them).
   {
-    const auto its = read_rows(f, tables::iterations_table());
     int32_t lowest = INT32_MAX;
     for (const auto& it : its) lowest = std::min(lowest, it.rank);
     std::vector<int64_t> numbers;
@@ -243,7 +242,7 @@ Scan load_checked(const std::string& path) {
                                std::to_string(rows.empty() ? 0 : rows[0]) + " rows");
   }
   load_run(f, scan.results);
-  scan.cross = load_cross(f);
+  scan.cross = load_cross(f, scan.results.iterations);
   scan.results.cross = scan.cross.get();
   scan.analyses = make_analyses(Options{});
   for (auto& a : scan.analyses) a->load(f);  // those with state of their own (Analysis::load)
