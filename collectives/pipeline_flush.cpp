@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "common/stats.hpp"
 #include "ranks/intervals.hpp"
@@ -230,13 +231,14 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   // last interval), at most as many as the longest of them; the optimizer's names end it.
   std::vector<uint32_t> bwd_names;
   int64_t most = 0;
-  for (size_t k = size_t(first - counts.begin()) + 1; k <= counts.size(); ++k) {
-    if (k == counts.size() && most > 0) break;
-    const size_t at = k < counts.size() ? k : size_t(first - counts.begin());  // else the first's
-    const size_t s0 = r.before_op(b + at);
-    for (size_t i = s0; i < s0 + size_t(counts[at]) && i < r.cname.size(); ++i) bwd_names.push_back(r.cname[i]);
-    most = std::max(most, counts[at]);
-  }
+  auto take = [&](size_t k) {  // interval k's names and count
+    const size_t s0 = r.before_op(b + k);
+    for (size_t i = s0; i < s0 + size_t(counts[k]) && i < r.cname.size(); ++i) bwd_names.push_back(r.cname[i]);
+    most = std::max(most, counts[k]);
+  };
+  const size_t k1 = size_t(first - counts.begin());
+  for (size_t k = k1 + 1; k < counts.size(); ++k) take(k);
+  if (most == 0) take(k1);  // no compute after the first forward's interval: its own
   std::sort(bwd_names.begin(), bwd_names.end());
   bwd_names.erase(std::unique(bwd_names.begin(), bwd_names.end()), bwd_names.end());
   f.bwd_kernels = int32_t(most);
@@ -268,15 +270,12 @@ void in_launch_order(Rank& r) {
   std::vector<size_t> at(r.p2p_key.size());
   for (size_t i = 0; i < at.size(); ++i) at[i] = i;
   std::stable_sort(at.begin(), at.end(), [&](size_t a, size_t b) { return r.p2p_key[a] < r.p2p_key[b]; });
-  auto permute = [&](std::vector<int64_t>& v) {
-    std::vector<int64_t> o(v.size());
+  auto permute = [&](auto& v) {
+    std::remove_reference_t<decltype(v)> o(v.size());
     for (size_t i = 0; i < at.size(); ++i) o[i] = v[at[i]];
     v = std::move(o);
   };
-  permute(r.p2p_start), permute(r.p2p_end);
-  std::vector<Rank::Key> keys(at.size());
-  for (size_t i = 0; i < at.size(); ++i) keys[i] = r.p2p_key[at[i]];
-  r.p2p_key = std::move(keys);
+  permute(r.p2p_start), permute(r.p2p_end), permute(r.p2p_key);
 }
 
 // Launch calls give program order when each kernel has its own: a CUDA graph launch starts many
