@@ -184,6 +184,16 @@ std::string several_in_rank_file(const Context& c, size_t i) {
          std::to_string(p.procs_in_file) + " rank processes (pids " + pids + "); use --rank-map";
 }
 
+// Ranks 0.. to the processes `idx`, by host (in natural name order), then by `before` on a host.
+template <class Before>
+void number_by_host(const Context& c, Assignment& a, std::vector<size_t>& idx, Before before) {
+  std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+    const auto &hx = c.found[x].host, &hy = c.found[y].host;
+    return hx != hy ? natural_less(hx, hy) : before(x, y);
+  });
+  for (size_t k = 0; k < idx.size(); ++k) a.rank[idx[k]] = a.claimed[idx[k]] = int(k);
+}
+
 // Files named by process id (`<host>.<pid>`, `-o report.%p`) whose profiles name no rank: the
 // ranks are numbered by host (in name order) and, on a host, by process id (a launcher starts its
 // local ranks in order: torchrun, srun). Neither is promised, so the numbers may not be the job's:
@@ -198,12 +208,8 @@ bool renumber_by_host_and_pid(const Context& c, Assignment& a, const std::vector
     if (name.find("rank") != std::string::npos) return false;  // a name that says rank N means it
     idx.push_back(i);
   }
-  std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
-    const auto &hx = c.found[x].host, &hy = c.found[y].host;
-    if (hx != hy) return natural_less(hx, hy);
-    return a.rank[x] < a.rank[y];
-  });
-  for (size_t k = 0; k < idx.size(); ++k) a.rank[idx[k]] = a.claimed[idx[k]] = int(k);
+  const std::vector<int> by_name = a.rank;  // the process ids the names gave
+  number_by_host(c, a, idx, [&](size_t x, size_t y) { return by_name[x] < by_name[y]; });
   a.warnings.push_back("the file names hold process ids, not ranks, and the profiles name no rank: ranks are numbered by "
                        "host (in name order), then by process id on each host, which need not be the job's own numbers "
                        "(--rank-map gives them)");
@@ -228,13 +234,11 @@ bool renumber_files_sharing_a_host(const Context& c, Assignment& a, size_t warni
   }
   if (std::none_of(files_on.begin(), files_on.end(), [](auto& h) { return h.second > 1; })) return false;
   auto gpu = [&](size_t i) { return c.found[i].host_gpu >= 0 ? c.found[i].host_gpu : c.found[i].device; };
-  std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+  number_by_host(c, a, idx, [&](size_t x, size_t y) {
     const auto &p = c.found[x], &q = c.found[y];
-    if (p.host != q.host) return natural_less(p.host, q.host);
     if (gpu(x) != gpu(y)) return gpu(x) < gpu(y);
     return std::tie(p.gpu_bus, p.pid, p.file) < std::tie(q.gpu_bus, q.pid, q.file);
   });
-  for (size_t k = 0; k < idx.size(); ++k) a.rank[idx[k]] = a.claimed[idx[k]] = int(k);
   a.warnings.resize(warnings_before);
   a.warnings.push_back("the file names' numbers are no ranks or hosts (several files per host) and the profiles name no "
                        "rank: ranks are numbered by host (in name order), then by GPU on each host, which need not be "
