@@ -17,6 +17,7 @@ struct WaterfallRow {
   int32_t item = -1;  // straggler, slow_link: its index in the verdict's list (-1: the other parts)
   double ms = 0;      // per step
   double share = 0;   // ms / the phase's mean step
+  double alone_ms = 0;  // straggler, slow_link: what fixing it alone saves per step (0 for the other parts)
 };
 
 struct WaterfallInput {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -64,7 +65,9 @@ const tables::Table<WaterfallRow>& waterfall_table() {
        col("part", &R::part, "", "straggler, slow_link, exposed_communication, compute, idle, pipeline_bubble or waiting"),
        col("label", &R::label, "", "in words"), col("ranks", &R::ranks, "", "the straggler's rank"),
        col("ms", &R::ms, "ms", "per step"), col("share", &R::share, "", "of the phase's mean step"),
-       col("item", &R::item, "", "straggler, slow_link: its row in /stragglers or /slow_links (-1: other parts)").added()},
+       col("item", &R::item, "", "straggler, slow_link: its row in /stragglers or /slow_links (-1: other parts)").added(),
+       col("alone_ms", &R::alone_ms, "ms", "straggler, slow_link: what fixing it alone saves per step (its cost, docs/costs.md)")
+           .added()},
       nullptr};
   return t;
 }
@@ -314,13 +317,19 @@ PostMortem shared_post_mortem(Transport& t, CrossRankResults& x, collectives::Bl
   return pm;
 }
 
-// A problem costs what it took from the steps since its onset: the phases from there on, each by its
+// A problem costs what fixing it alone buys (the run without it, all else as it was: the truth a
+// counterfactual run gives) over the steps since its onset: the phases from there on, each by its
 // iterations (a second fault later, or a change of the job's, cuts the run in phases, and the cost
 // of the first is over all of them, not over the last alone). Without an onset, or with one inside
-// the last phase, the last phase: the state the run ended in.
+// the last phase, the last phase: the state the run ended in. Faults that hide each other (two
+// stragglers holding one critical path: fixing either alone buys little of what fixing both buys)
+// are charged their share of the saving together instead, so that neither reads as free.
 void charge_costs(const PostMortem& pm, collectives::Verdict& v) {
   if (pm.waterfall.empty()) return;
   const int32_t last = pm.waterfall.back().phase;
+  std::map<int32_t, std::pair<double, double>> phase_saving;  // phase: (together, sum of alone)
+  for (const auto& row : pm.waterfall)
+    if (row.item >= 0) phase_saving[row.phase].first += row.ms, phase_saving[row.phase].second += row.alone_ms;
   auto charge = [&](auto& problem, const std::string& part, size_t i) {
     double ms = 0, step = 0, n = 0;
     for (int pass = 0; pass < 2 && n == 0; ++pass)
@@ -329,7 +338,8 @@ void charge_costs(const PostMortem& pm, collectives::Verdict& v) {
         const bool since = problem.onset_iteration >= 0 && row.from_iteration >= problem.onset_iteration;
         if (pass == 0 ? !since : row.phase != last) continue;
         const double w = double(std::max<int64_t>(row.to_iteration - row.from_iteration + 1, 1));
-        ms += w * row.ms, step += w * row.step_ms, n += w;
+        const auto [together, alone] = phase_saving[row.phase];
+        ms += w * (alone >= 0.5 * together ? row.alone_ms : row.ms), step += w * row.step_ms, n += w;
       }
     if (n == 0) return;
     problem.cost_ms_per_step = ms / n, problem.cost_pct = step > 0 ? 100 * ms / step : 0;
