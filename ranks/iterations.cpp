@@ -300,19 +300,27 @@ CollectivePeriod collective_period_of(const RankTimeline& tl, std::vector<size_t
 
 namespace {
 
-// Units of the chosen period: [first collective of unit i, first collective of unit i + 1). The
-// collectives after the last boundary belong to a unit the capture cut off: no iteration.
+// Units of the chosen period, each ending where its last collective ends (the latest end among its
+// collectives): members of a collective finish together (NCCL completes it on every member when the
+// last has arrived and the data moved), so the boundary is one moment on every member, and the
+// unit the capture ends with is whole as soon as its collectives are. Anchored at the next unit's
+// first start instead, the capture's last unit had no end: a fault in the capture's last iteration
+// went unseen (sim3 stall, node and multi runs without step markers). The first unit runs from its
+// first collective's start (warm-up, not a steady step); collectives after the last whole unit
+// belong to one the capture cut off: no iteration.
 std::vector<Iteration> from_collective_period(const RankTimeline& tl) {
   std::vector<size_t> rows;
   const size_t p = collective_period_of(tl, &rows).period;
   std::vector<Iteration> out;
   if (p == 0) return out;
   const auto& k = tl.kernels;
-  for (size_t b = 0; b + p < rows.size(); b += p) {
+  int64_t reached = k.start[rows[0]];
+  for (size_t b = 0; b + p <= rows.size(); b += p) {
     Iteration it;
     it.number = int64_t(out.size());
-    it.start = k.start[rows[b]];
-    it.end = k.start[rows[b + p]];
+    it.start = reached;
+    for (size_t j = b; j < b + p; ++j) reached = std::max(reached, k.end[rows[j]]);
+    it.end = reached;
     it.step_ns = it.end - it.start;
     it.warmup = out.empty();
     out.push_back(it);

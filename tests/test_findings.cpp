@@ -203,7 +203,10 @@ TEST(FindingsReal, FsdpCapturesSmallKernelsAndSyncsNotSerialization) {
       EXPECT_GT(blocked, 0.45) << name;
       EXPECT_LT(blocked, 0.65) << name;
       EXPECT_NEAR(sync->severity, blocked / FindingOptions{}.sync_blocked_share, 1e-9);
-      EXPECT_NE(sync->evidence.find("1.0 synchronize calls per repeating unit"), std::string::npos) << sync->evidence;
+      // About one per unit (the units end where their last collective ends: 0.9 in one capture).
+      EXPECT_TRUE(sync->evidence.find("1.0 synchronize calls per repeating unit") != std::string::npos ||
+                  sync->evidence.find("0.9 synchronize calls per repeating unit") != std::string::npos)
+          << sync->evidence;
       const double idle_after = sync->cost_ms_per_step * double(m.iterations.size() - 1) / (double(m.scope.span_ns) / 1e6);
       EXPECT_LT(idle_after, 0.02) << sync->evidence;  // 0.5-1% of the time
       EXPECT_EQ(m.iteration_source, IterationSource::CollectivePeriod) << name;

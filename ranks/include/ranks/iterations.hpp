@@ -13,8 +13,9 @@
 //    high at a sub-period (6.3 / 10.4 ms alternating gaps score ~0.4 at p = 1);
 //  * chosen: the smallest candidate scoring under kRegularScore, or at most kSubPeriodRatio x the
 //    best larger candidate; none when that score is above kIrregularScore (iterations unknown).
-// A unit runs from its first collective's start to the next unit's; the trailing unit, which the
-// capture cuts off, is not an iteration (its length is unknown).
+// A unit ends where its last collective ends (members of a collective finish together) and runs
+// from the previous unit's end; the first from its first collective's start (warm-up). A trailing
+// unit with fewer collectives, which the capture cut off, is not an iteration.
 #pragma once
 #include <cstddef>
 #include <cstdint>
