@@ -247,15 +247,24 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   // the last p2p op ends (a receive posted early ends when the gradient arrives).
   int64_t end = *std::max_element(r.p2p_end.begin() + long(b), r.p2p_end.begin() + long(last) + 1);
   const size_t j0 = size_t(std::lower_bound(r.cs.begin(), r.cs.end(), r.p2p_end[last]) - r.cs.begin());
-  if (i0 < 0 || j0 + size_t(f.bwd_kernels) > r.cs.size()) return false;
+  if (i0 < 0 || j0 >= r.cs.size()) return false;
   f.fill_start = r.cs[size_t(i0)];
+  // The last backward is whole when a kernel of another name (the optimizer's) follows it, or it
+  // has as many kernels as the longest interval: in the capture's last iteration fewer kernels
+  // than that may follow the last p2p op, and the flush is still whole.
   size_t seen = 0;
+  bool closed = false;
   auto it = std::lower_bound(r.k.start.begin(), r.k.start.end(), r.p2p_end[last]);
-  for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && seen < size_t(f.bwd_kernels); ++i) {
+  for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && !closed; ++i) {
     if (r.kind[i] != kCompute) continue;
-    if (seen > 0 && !std::binary_search(bwd_names.begin(), bwd_names.end(), r.k.name[i])) break;
+    if (seen > 0 && !std::binary_search(bwd_names.begin(), bwd_names.end(), r.k.name[i])) {
+      closed = true;
+      break;
+    }
     end = std::max(end, r.k.end[i]), ++seen;
+    closed = seen >= size_t(f.bwd_kernels);
   }
+  if (!closed) return false;
   f.bwd_kernels = int32_t(std::max<size_t>(seen, 1));
   f.drain_end = end;
   f.kernels = int32_t(r.compute_between(f.fill_start, f.drain_end));
@@ -333,7 +342,9 @@ RankFlushes pipeline_flushes(const ranks::RankTimeline& tl, const std::vector<Co
     size_t it = 0;
     while (it < its.size() && its[it].start <= r.p2p_start[b]) ++it;
     f.iteration = int32_t(it) - 1;
-    f.steady = it >= 1 && it < its.size() && !its[it - 1].warmup;
+    // In the capture's last iteration only when the flush ends inside it (a whole last iteration:
+    // its range closed, or its unit's collectives all ended): its faults count like the others'.
+    f.steady = it >= 1 && !its[it - 1].warmup && (it < its.size() || f.drain_end <= its[it - 1].end);
     f.work_ns = work.between(f.fill_start, f.drain_end);
     f.p2p_ns = all.between(f.fill_start, f.drain_end) - f.work_ns;
     f.fill_start = ranks::sat_add(tl.utc_epoch_ns, f.fill_start);
