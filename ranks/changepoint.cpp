@@ -64,7 +64,10 @@ std::optional<ChangePoint> tail_rise(const std::vector<double>& x, const ChangeP
     if (n < k + 2 * opt.min_duration) continue;
     const std::vector<double> before(x.begin(), x.end() - long(k)), tail(x.end() - long(k), x.end());
     const double level = median(before), threshold = threshold_of(before, opt);
-    if (std::all_of(tail.begin(), tail.end(), [&](double v) { return v - level >= threshold; }))
+    // Above every point before it too: one-off slow steps before (noise that reaches that high,
+    // 5% of a healthy run's steps 10% slower) say a tail of one or two points as high is noise.
+    const double highest = *std::max_element(before.begin(), before.end());
+    if (std::all_of(tail.begin(), tail.end(), [&](double v) { return v - level >= threshold && v > highest; }))
       return ChangePoint{n - k, level, median(tail)};
   }
   return std::nullopt;

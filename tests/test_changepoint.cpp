@@ -76,4 +76,11 @@ TEST(ChangePoints, ARiseInTheLastPointsIsATail) {
   EXPECT_FALSE(ranks::tail_rise(spike));
   const std::vector<double> short_run = {248.4, 247.0, 249.6, 303.8};
   EXPECT_FALSE(ranks::tail_rise(short_run));
+  // straggler-sim's realistic noise (seed 11, 5% of steps 10% slower): two spikes before, and the
+  // last two steps 7-10% up, below them: noise, no tail (it named a late host delay).
+  const std::vector<double> noisy = {76.3, 73.9, 74.4, 74.2, 73.7, 74.4, 74.1, 91.9, 74.1, 74.3, 88.3, 74.1, 74.1, 79.2, 81.9};
+  EXPECT_FALSE(ranks::tail_rise(noisy));
+  std::vector<double> risen = noisy;
+  risen.back() = 95.0, risen[risen.size() - 2] = 93.0;  // above every step before: a tail
+  EXPECT_TRUE(ranks::tail_rise(risen));
 }

@@ -30,7 +30,8 @@ std::vector<ChangePoint> change_points(const std::vector<double>& x, const Chang
 
 // A rise over the last few points, fewer than min_duration (a fault that starts in the capture's
 // last iterations has no three after it): every one of them above the median before by the
-// threshold that side's own noise sets, with at least 2 x min_duration points before; the longest
+// threshold that side's own noise sets and above every point before (a one-off slow step as high
+// says such a tail is noise), with at least 2 x min_duration points before; the longest
 // such tail. change_points() leaves it out (a one-off slow step is no change); the caller says how
 // few points it had.
 std::optional<ChangePoint> tail_rise(const std::vector<double>& x, const ChangePointOptions& opt = {});
