@@ -258,11 +258,11 @@ bool measure_flush(const Rank& r, size_t b, int K, FlushWindow& f) {
   for (size_t i = size_t(it - r.k.start.begin()); i < r.k.size() && !closed; ++i) {
     if (r.kind[i] != kCompute) continue;
     if (seen > 0 && !std::binary_search(bwd_names.begin(), bwd_names.end(), r.k.name[i])) {
-      closed = true;
-      break;
+      closed = true;  // the optimizer's kernel: the backward ended before it
+    } else {
+      end = std::max(end, r.k.end[i]), ++seen;
+      closed = seen >= size_t(f.bwd_kernels);
     }
-    end = std::max(end, r.k.end[i]), ++seen;
-    closed = seen >= size_t(f.bwd_kernels);
   }
   if (!closed) return false;
   f.bwd_kernels = int32_t(std::max<size_t>(seen, 1));

@@ -20,9 +20,9 @@ std::vector<WaterfallRow> waterfall(const WaterfallInput& in) {
   double alone = 0;
   for (const auto& f : in.fixes) alone += std::max(0.0, in.step_ms - f.step_ms);
   for (const auto& f : in.fixes) {
-    const double share = alone > 0 ? std::max(0.0, in.step_ms - f.step_ms) / alone : 1.0 / double(in.fixes.size());
-    add(f.part, f.label, f.ranks, together * share, f.item);
-    out.back().alone_ms = std::max(0.0, in.step_ms - f.step_ms);
+    const double saves = std::max(0.0, in.step_ms - f.step_ms);
+    add(f.part, f.label, f.ranks, together * (alone > 0 ? saves / alone : 1.0 / double(in.fixes.size())), f.item);
+    out.back().alone_ms = saves;
   }
   const double base = in.fixes.empty() ? in.step_ms : in.fixed_ms;
   add("exposed_communication", "exposed communication (transfers)", {}, base - in.fixed_hidden_ms);
