@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "crash_timing.hpp"
 #include "kineto_writer.hpp"
 #include "rng.hpp"
 

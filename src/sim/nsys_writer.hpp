@@ -22,10 +22,6 @@ struct FileSpec {
 // Writes the file (replacing it); returns the number of rows inserted. Throws std::runtime_error.
 int64_t write_nsys_file(const Simulation& sim, const Conventions& cv, const FileSpec& f);
 
-// True time each rank's capture stops: 2 s after the job's last event (one session; a hang: the
-// job is killed), or in crash runs when its process dies or the watchdog's abort is killed.
-std::vector<int64_t> capture_stops(const Simulation& sim, const Conventions& cv);
-
 // A kernel's names and launch shape as the writers put them (old_nccl: NCCL <= 2.18 naming, as
 // --schema 3.0 writes it); shared with the Kineto writer so both formats name kernels alike.
 struct KernelDesc {
